@@ -9,34 +9,25 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {codexRequest} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  // (each policy's messages route passes to the model, its responses route translates to it)
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      ollama: ['sim-messages', 'llama3.1:8b+ollama-no-think'],
-      ollamaold: ['sim-messages', 'qwen3:8b+ollama-think-value'],
-    },
-    {prefix: 'passmsg', families: ['messages', 'responses']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+// (each policy's messages route passes to the model, its responses route translates to it)
+const gw = translatedRoutes(
+  {
+    ollama: ['sim-messages', 'llama3.1:8b+ollama-no-think'],
+    ollamaold: ['sim-messages', 'qwen3:8b+ollama-think-value'],
+  },
+  {prefix: 'passmsg', families: ['messages', 'responses']},
+)
 
 const MESSAGES = /\/v1\/messages$/
-const calls = () => takeSimCalls(simOrigin, MESSAGES)
-const rows = (id: string, count = 1) => projectLogRows(base, `passmsg-${id}`, count)
+const calls = () => takeSimCalls(gw.simOrigin, MESSAGES)
+const rows = (id: string, count = 1) => projectLogRows(gw.base, `passmsg-${id}`, count)
 const learned = async (model: string): Promise<string[]> => {
-  const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+  const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {
     adaptations: Array<{model: string; rules: string[]}>
   }
   return adaptations.find((a) => a.model === model)?.rules ?? []
@@ -55,7 +46,7 @@ const claudeCode = (): any => ({
 describe('Ollama in front of a model without thinking, on its Anthropic endpoint', {timeout: 60_000}, () => {
   it("Claude Code's thinking, passed through: learned away at once, left out from then on", async () => {
     await calls()
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('ollama')!, maxRetries: 0})
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('ollama')!, maxRetries: 0})
     // (a stream, as Claude Code asks: the SDK refuses a non-stream request for 32 000 tokens)
     const first = await client.messages.stream(claudeCode()).finalMessage()
     expect(first.content).toEqual([expect.objectContaining({type: 'text'})])
@@ -79,8 +70,8 @@ describe('Ollama in front of a model without thinking, on its Anthropic endpoint
 
   it("Codex's effort, translated to that server: the same rule, no second refusal", async () => {
     const answer = await new OpenAI({
-      baseURL: `${base}/v1`,
-      apiKey: keys.get('ollama')!,
+      baseURL: `${gw.base}/v1`,
+      apiKey: gw.keys.get('ollama')!,
       maxRetries: 0,
     }).responses.create(codexRequest('Say hello.'))
     expect(answer.status).toBe('completed')
@@ -92,7 +83,7 @@ describe('Ollama in front of a model without thinking, on its Anthropic endpoint
 
   it("an older Ollama's refusal of an effort as a thinking level: output_config.effort learned away", async () => {
     await calls()
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('ollamaold')!, maxRetries: 0})
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('ollamaold')!, maxRetries: 0})
     const answer = await client.messages.create({
       model: 'claude-opus-4-8',
       max_tokens: 4096,

@@ -7,33 +7,24 @@
  * header, then without the `context_management` its beta was for), and later ones go so from the
  * start. The real daemon, the simulator's Messages upstream under `strict-betas` and `bedrock-betas`.
  */
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes} from './helpers/gateway.js'
+import {projectLogRows, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      vertex: ['sim-messages', 'claude-sonnet-4-5+strict-betas'],
-      bedrock: ['sim-messages', 'claude-opus-4-5+bedrock-betas'],
-    },
-    {prefix: 'betas', families: ['messages']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {
+    vertex: ['sim-messages', 'claude-sonnet-4-5+strict-betas'],
+    bedrock: ['sim-messages', 'claude-opus-4-5+bedrock-betas'],
+  },
+  {prefix: 'betas', families: ['messages']},
+)
 
 /** What the simulator's Messages endpoint received since the last call: each body and its betas. */
 async function received(): Promise<Array<{beta: string | undefined; body: Record<string, any>}>> {
-  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
+  const {requests} = (await (await fetch(`${gw.simOrigin}/__sim/requests`)).json()) as {
     requests: Array<{method: string; path: string; headers: Record<string, string>; body: unknown}>
   }
-  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
+  await fetch(`${gw.simOrigin}/__sim/requests`, {method: 'DELETE'})
   return requests
     .filter((r) => r.method === 'POST' && r.path === '/v1/messages')
     .map((r) => ({
@@ -42,17 +33,17 @@ async function received(): Promise<Array<{beta: string | undefined; body: Record
     }))
 }
 
-const rows = (id: string, count: number) => projectLogRows(base, `betas-${id}`, count)
+const rows = (id: string, count: number) => projectLogRows(gw.base, `betas-${id}`, count)
 
 const CLAUDE_CODE_BETAS = 'claude-code-20250219,advisor-tool-2026-03-01,interleaved-thinking-2025-05-14'
 
 /** Claude Code's request, as it sends it: its betas in the header (context editing's with its field). */
 const post = (id: string, model: string, betas = CLAUDE_CODE_BETAS) =>
-  fetch(`${base}/v1/messages`, {
+  fetch(`${gw.base}/v1/messages`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'x-api-key': keys.get(id)!,
+      'x-api-key': gw.keys.get(id)!,
       'anthropic-version': '2023-06-01',
       'anthropic-beta': betas,
       'user-agent': 'claude-cli/2.1.332 (external, cli)',
@@ -87,7 +78,7 @@ describe('anthropic-beta values refused by a host fronting Claude', {timeout: 60
     expect((await rows('vertex', 1)).map((r) => [r.status, r.error])).toEqual([
       [200, 'sim-messages refused anthropic-beta advisor-tool-2026-03-01: sent again without it'],
     ])
-    const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+    const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {
       adaptations: Array<{model: string; rules: string[]}>
     }
     expect(adaptations.find((a) => a.model === 'claude-sonnet-4-5+strict-betas')?.rules).toEqual([

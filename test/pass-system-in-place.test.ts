@@ -9,23 +9,14 @@
  * official SDK with Claude Code's User-Agent; the log row's cache read.
  */
 import Anthropic from '@anthropic-ai/sdk'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {messages: ['sim-messages', 'deepseek-chat+prefix-cache']},
-    {prefix: 'pp', families: ['messages']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {messages: ['sim-messages', 'deepseek-chat+prefix-cache']},
+  {prefix: 'pp', families: ['messages']},
+)
 
 const ENV =
   '# Environment\nYou have been invoked in the following environment:\n - Primary working directory: /work'
@@ -60,17 +51,17 @@ describe(
   {timeout: 60_000},
   () => {
     it("go in the user turns beside them: request 2 reads the whole of request 1's prompt from the cache", async () => {
-      await takeSimCalls(simOrigin, /\/messages$/)
+      await takeSimCalls(gw.simOrigin, /\/messages$/)
       const client = new Anthropic({
-        baseURL: base,
-        apiKey: keys.get('messages')!,
+        baseURL: gw.base,
+        apiKey: gw.keys.get('messages')!,
         maxRetries: 0,
         defaultHeaders: {'user-agent': 'claude-cli/2.1.332 (external, cli)'},
       })
       await client.messages.create(request(false))
       await client.messages.create(request(true))
-      const [one, two] = await takeSimCalls(simOrigin, /\/messages$/)
-      const rows = await projectLogRows(base, 'pp-messages', 2)
+      const [one, two] = await takeSimCalls(gw.simOrigin, /\/messages$/)
+      const rows = await projectLogRows(gw.base, 'pp-messages', 2)
       expect(two.system).toEqual(one.system)
       expect(two.messages[0]).toEqual(one.messages[0])
       expect(two.messages.map((m: {role: string}) => m.role)).toEqual(['user', 'assistant', 'user'])

@@ -8,29 +8,20 @@
  * official OpenAI SDK.
  */
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      minimax: ['sim-chat', 'MiniMax-M2.7+minimax-system'],
-      qwen: ['sim-chat', 'Qwen/Qwen3.5-35B-A3B+system-first'],
-      // the same template under Ollama, which answers its exception with a 500
-      ollama: ['sim-chat', 'qwen3.6:35b+ollama-system-first'],
-      plain: ['sim-chat', 'deepseek-chat'],
-    },
-    {prefix: 'sysmsg', families: ['chat']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {
+    minimax: ['sim-chat', 'MiniMax-M2.7+minimax-system'],
+    qwen: ['sim-chat', 'Qwen/Qwen3.5-35B-A3B+system-first'],
+    // the same template under Ollama, which answers its exception with a 500
+    ollama: ['sim-chat', 'qwen3.6:35b+ollama-system-first'],
+    plain: ['sim-chat', 'deepseek-chat'],
+  },
+  {prefix: 'sysmsg', families: ['chat']},
+)
 
 /** opencode with the superpowers plugin: its system prompt, the plugin's, then the user's turn. */
 const messages = (text: string): OpenAI.Chat.ChatCompletionMessageParam[] => [
@@ -50,11 +41,11 @@ describe('several system messages passed through to a server that refuses them',
   const MODEL: Record<string, string> = {minimax: 'MiniMax', qwen: 'Qwen', ollama: 'qwen3.6'}
   for (const id of ['minimax', 'qwen', 'ollama'])
     it(`${id}: one failed try, then the run goes as one system message, on every later request`, async () => {
-      const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
-      await takeSimCalls(simOrigin, /./)
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
+      await takeSimCalls(gw.simOrigin, /./)
       const first = await openai.chat.completions.create({model: 'm', messages: messages('hi')})
       expect(first.choices[0].message.content).toBeTruthy()
-      const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+      const tries = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
       expect(tries.map((t) => t.messages.map((m: any) => m.role))).toEqual([
         ['system', 'system', 'user'],
         ['system', 'user'],
@@ -67,13 +58,13 @@ describe('several system messages passed through to a server that refuses them',
         stream: true,
       })
       for await (const _ of stream) void _
-      const [next] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+      const [next] = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
       expect(next.messages).toEqual([MERGED, {role: 'user', content: 'go on'}])
-      expect((await projectLogRows(base, `sysmsg-${id}`, 2)).map((r) => [r.status, r.error])).toEqual([
+      expect((await projectLogRows(gw.base, `sysmsg-${id}`, 2)).map((r) => [r.status, r.error])).toEqual([
         [200, NOTE],
         [200, null],
       ])
-      const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+      const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {adaptations: any[]}
       expect(adaptations.find((a) => a.provider === 'sim-chat' && a.model.includes(MODEL[id])).rules).toEqual(
         ['successive user, assistant or system messages sent as one message'],
       )
@@ -95,20 +86,20 @@ describe('several system messages passed through to a server that refuses them',
   ]
   for (const [id, model] of Object.entries(MODEL))
     it(`${id}: a lone system message between turns, one failed try, then folded into the first`, async () => {
-      const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
-      await takeSimCalls(simOrigin, /./)
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
+      await takeSimCalls(gw.simOrigin, /./)
       const first = await openai.chat.completions.create({model: 'm', messages: between('Sky?')})
       expect(first.choices[0].message.content).toBeTruthy()
-      const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+      const tries = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
       expect(tries.map((t) => t.messages.map((m: any) => m.role))).toEqual([
         ['system', 'user', 'assistant', 'system', 'user'],
         ['system', 'user', 'assistant', 'user'],
       ])
       expect(tries[1].messages).toEqual([...FOLDED, {role: 'user', content: 'Sky?'}])
       await openai.chat.completions.create({model: 'm', messages: between('Sea?')})
-      const [next] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+      const [next] = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
       expect(next.messages).toEqual([...FOLDED, {role: 'user', content: 'Sea?'}])
-      const rows = await projectLogRows(base, `sysmsg-${id}`, 4)
+      const rows = await projectLogRows(gw.base, `sysmsg-${id}`, 4)
       expect(rows.slice(-2).map((r) => [r.status, r.error])).toEqual([
         [
           200,
@@ -116,17 +107,17 @@ describe('several system messages passed through to a server that refuses them',
         ],
         [200, null],
       ])
-      const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+      const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {adaptations: any[]}
       expect(adaptations.find((a) => a.provider === 'sim-chat' && a.model.includes(model)).rules).toContain(
         'system messages after the first turn folded into the first system message',
       )
     })
 
   it('a server that takes several system messages gets them as the client sent them', async () => {
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('plain')!, maxRetries: 0})
-    await takeSimCalls(simOrigin, /./)
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('plain')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
     await openai.chat.completions.create({model: 'm', messages: messages('hi')})
-    const calls = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(calls).toHaveLength(1)
     expect(calls[0].messages).toEqual(messages('hi'))
   })

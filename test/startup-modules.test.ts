@@ -4,8 +4,11 @@
 import {spawnSync} from 'node:child_process'
 import {readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {parseAst} from '@rollup/wasm-node/parseAst'
 import {afterEach, describe, expect, it} from 'vitest'
 
+// @ts-expect-error a plain JS script, without types
+import {asciiEscape} from '../scripts/ascii-source.js'
 import {LogStore} from '../src/store/log-store.js'
 import {BIN, ROOT, cliEnv, tempHome} from './helpers/cli.js'
 import {logEntry} from './helpers/log-entry.js'
@@ -249,7 +252,27 @@ describe('the source text the daemon and commands hold', () => {
       /\.c?js$/.test(f),
     )
     expect(files.length).toBeGreaterThan(50)
+    // (the state validator too, which scripts/gen-validators.js writes after the bundles)
+    expect(files).toContain(join('store', 'state-validator.cjs'))
     const wide = files.filter((f) => /[\u0080-\uffff]/.test(readFileSync(join(ROOT, 'dist', f), 'utf8')))
     expect(wide).toEqual([])
+  })
+
+  it("the build's ASCII pass keeps a generated CommonJS validator's meaning (the state validator's form)", () => {
+    // what scripts/gen-validators.js does with ajv's code: a pattern and a message past ASCII
+    const code = [
+      '"use strict";module.exports = validate;',
+      'const pattern = new RegExp("^[a-z≤]+$", "u");',
+      'function validate(data) { return pattern.test(data) ? true : "must be ≤ 5 · “short”" }',
+    ].join('\n')
+    const out = asciiEscape(code, 'state-validator.cjs', parseAst) as string
+    expect(out).not.toMatch(/[\u0080-\uffff]/)
+    const load = (text: string) => {
+      const module = {exports: undefined as unknown}
+      new Function('module', text)(module)
+      return module.exports as (data: string) => true | string
+    }
+    for (const data of ['ab≤', 'a1'] as const) expect(load(out)(data)).toEqual(load(code)(data))
+    expect(asciiEscape('module.exports = 1', 'ascii.cjs', parseAst)).toBeUndefined()
   })
 })

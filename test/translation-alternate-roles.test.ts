@@ -9,30 +9,21 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {deepseek: 'deepseek-chat+successive-roles'},
-    {prefix: 'alt', provider: 'sim-chat'},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {deepseek: 'deepseek-chat+successive-roles'},
+  {prefix: 'alt', provider: 'sim-chat'},
+)
 
 const roles = (body: Record<string, any>): string[] => body.messages.map((m: any) => m.role)
 
 describe('successive same-role turns to a chat upstream that refuses them', {timeout: 60_000}, () => {
   it('Claude Code: a thinking-only turn and two user turns in a row go as alternating messages, on the first try', async () => {
-    await takeSimCalls(simOrigin, /\/chat\/completions$/)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('deepseek')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('deepseek')!, maxRetries: 0})
     const answer = await client.messages.create({
       model: 'claude-opus-4-8',
       max_tokens: 256,
@@ -46,20 +37,20 @@ describe('successive same-role turns to a chat upstream that refuses them', {tim
       ],
     })
     expect(answer.content.some((b) => b.type === 'text')).toBe(true)
-    const calls = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(calls).toHaveLength(1)
     expect(calls[0].messages).toEqual([
       {role: 'user', content: 'hi\n\nagain'},
       {role: 'assistant', content: 'Hello.'},
       {role: 'user', content: '<system-reminder>a hook ran</system-reminder>\n\nSay hello.'},
     ])
-    const rows = await projectLogRows(base, 'alt-deepseek', 1)
+    const rows = await projectLogRows(gw.base, 'alt-deepseek', 1)
     expect(rows.map((r) => [r.status, r.error])).toEqual([[200, null]])
   })
 
   it('a Responses client: an assistant message of whitespace only is left out and the user turns merge', async () => {
-    await takeSimCalls(simOrigin, /\/chat\/completions$/)
-    const client = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('deepseek')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
+    const client = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('deepseek')!, maxRetries: 0})
     const answer = await client.responses.create({
       model: 'gpt-5.5',
       instructions: 'Be brief.',
@@ -70,7 +61,7 @@ describe('successive same-role turns to a chat upstream that refuses them', {tim
       ] as any,
     })
     expect(answer.status).toBe('completed')
-    const calls = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(calls.map(roles)).toEqual([['system', 'user']])
     expect(calls[0].messages[1]).toEqual({role: 'user', content: 'first\n\nSay hello.'})
   })

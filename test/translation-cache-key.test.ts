@@ -11,29 +11,20 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {headerCacheKey} from '../src/protocols/cache-key.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      responses: ['sim-responses', 'sim-mini'],
-      // a second agent on the same upstream: its derived keys are its own
-      other: ['sim-responses', 'sim-mini'],
-      gemini: ['sim-gemini', 'gemini-2.5-flash'],
-    },
-    {prefix: 'ck'},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {
+    responses: ['sim-responses', 'sim-mini'],
+    // a second agent on the same upstream: its derived keys are its own
+    other: ['sim-responses', 'sim-mini'],
+    gemini: ['sim-gemini', 'gemini-2.5-flash'],
+  },
+  {prefix: 'ck'},
+)
 
 const SESSION = '6d0f3c2e-9b1a-4c5d-8e7f-0a1b2c3d4e5f'
 // Claude Code 2.1's metadata.user_id: a JSON object of ids
@@ -41,8 +32,8 @@ const USER_ID = JSON.stringify({device_id: 'a'.repeat(64), account_uuid: '', ses
 
 describe('prompt_cache_key to a Responses upstream', {timeout: 60_000}, () => {
   it('Claude Code: its session id is the key, the same on both turns of the session', async () => {
-    await takeSimCalls(simOrigin, /\/responses$/)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('responses')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /\/responses$/)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('responses')!, maxRetries: 0})
     const first = await client.messages.create({
       model: 'claude-sonnet-4-5',
       max_tokens: 256,
@@ -62,29 +53,29 @@ describe('prompt_cache_key to a Responses upstream', {timeout: 60_000}, () => {
         ],
       })
       .finalMessage()
-    const calls = await takeSimCalls(simOrigin, /\/responses$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/responses$/)
     expect(calls.map((c) => c.prompt_cache_key)).toEqual([SESSION, SESSION])
     // (the user id itself, about 150 characters, is more than OpenAI's `user` takes)
     expect(calls.every((c) => c.user === undefined)).toBe(true)
   })
 
   it("opencode: a chat request's prompt_cache_key reaches the Responses upstream", async () => {
-    await takeSimCalls(simOrigin, /\/responses$/)
-    const client = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('responses')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /\/responses$/)
+    const client = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('responses')!, maxRetries: 0})
     await client.chat.completions.create({
       model: 'gpt-5.5',
       messages: [{role: 'user', content: 'hi'}],
       prompt_cache_key: 'ses_abc',
     })
-    const calls = await takeSimCalls(simOrigin, /\/responses$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/responses$/)
     expect(calls.map((c) => c.prompt_cache_key)).toEqual(['ses_abc'])
   })
 })
 
 describe('an empty text part to Gemini', {timeout: 60_000}, () => {
   it("Claude Code's empty text block with a cache mark is left out: answered on the first try", async () => {
-    await takeSimCalls(simOrigin, /generateContent$/)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('gemini')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /generateContent$/)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('gemini')!, maxRetries: 0})
     const answer = await client.messages.create({
       model: 'claude-sonnet-4-5',
       max_tokens: 256,
@@ -101,17 +92,17 @@ describe('an empty text part to Gemini', {timeout: 60_000}, () => {
       ],
     })
     expect(answer.content.some((b) => b.type === 'text')).toBe(true)
-    const calls = await takeSimCalls(simOrigin, /generateContent$/)
+    const calls = await takeSimCalls(gw.simOrigin, /generateContent$/)
     expect(calls).toHaveLength(1)
     expect(calls[0].contents).toEqual([{role: 'user', parts: [{text: 'hi'}, {text: 'next'}]}])
-    const rows = await projectLogRows(base, 'ck-gemini', 1)
+    const rows = await projectLogRows(gw.base, 'ck-gemini', 1)
     expect(rows.map((r) => [r.status, r.error])).toEqual([[200, null]])
   })
 })
 
 /** A raw POST to the gateway: the client's own headers, as the CLIs send them. */
 async function post(path: string, key: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${base}${path}`, {
+  const res = await fetch(`${gw.base}${path}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -179,8 +170,8 @@ const DERIVED = /^gw-[\w-]{32}$/
 
 describe('a cache key for a client whose body names none', {timeout: 60_000}, () => {
   it('OpenCode (anthropic provider): its session header is the key on both turns', async () => {
-    await takeSimCalls(simOrigin, /\/responses$/)
-    const key = keys.get('responses')!
+    await takeSimCalls(gw.simOrigin, /\/responses$/)
+    const key = gw.keys.get('responses')!
     const first = [{role: 'user', content: [{type: 'text', text: '"use a tool"'}]}]
     const body = {model: 'claude-sonnet-4-5', max_tokens: 256, system: opencodeSystem}
     await post('/v1/messages', key, {...body, messages: first}, OPENCODE_HEADERS)
@@ -199,7 +190,7 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
     )
     // only `x-session-id` (and Codex's `session-id`) read as well
     await post('/v1/messages', key, {...body, messages: first}, {'session-id': 'thread-9'})
-    const calls = await takeSimCalls(simOrigin, /\/responses$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/responses$/)
     // (the session's hash, never its id: review58)
     const opencodeKey = headerCacheKey({'x-session-id': OPENCODE_SESSION})
     expect(calls.map((c) => c.prompt_cache_key)).toEqual([
@@ -211,16 +202,16 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
   })
 
   it('a session header over 64 characters goes as a hash of it too', async () => {
-    await takeSimCalls(simOrigin, /\/responses$/)
+    await takeSimCalls(gw.simOrigin, /\/responses$/)
     const body = {model: 'claude-sonnet-4-5', max_tokens: 256, messages: [{role: 'user', content: 'hi'}]}
-    await post('/v1/messages', keys.get('responses')!, body, {'x-session-id': 's'.repeat(100)})
-    const [call] = await takeSimCalls(simOrigin, /\/responses$/)
+    await post('/v1/messages', gw.keys.get('responses')!, body, {'x-session-id': 's'.repeat(100)})
+    const [call] = await takeSimCalls(gw.simOrigin, /\/responses$/)
     expect(call.prompt_cache_key).toMatch(DERIVED)
   })
 
   it("Gemini CLI: a key derived from its first turn's context, the same on turn 2 and after a resume, another for another folder's", async () => {
-    await takeSimCalls(simOrigin, /\/responses$/)
-    const key = keys.get('responses')!
+    await takeSimCalls(gw.simOrigin, /\/responses$/)
+    const key = gw.keys.get('responses')!
     const turn1 = geminiBody([geminiFirst('use a tool')])
     const turn2 = geminiBody([
       geminiFirst('use a tool'),
@@ -238,8 +229,8 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
     await post(GEMINI_PATH, key, resumed, GEMINI_HEADERS)
     // the same prompt in another directory; the same conversation from another agent
     await post(GEMINI_PATH, key, geminiBody([geminiFirst('use a tool', '/home/u/other')]), GEMINI_HEADERS)
-    await post(GEMINI_PATH, keys.get('other')!, turn2, GEMINI_HEADERS)
-    const got = (await takeSimCalls(simOrigin, /\/responses$/)).map((c) => c.prompt_cache_key as string)
+    await post(GEMINI_PATH, gw.keys.get('other')!, turn2, GEMINI_HEADERS)
+    const got = (await takeSimCalls(gw.simOrigin, /\/responses$/)).map((c) => c.prompt_cache_key as string)
     expect(got).toHaveLength(5)
     for (const k of got) expect(k).toMatch(DERIVED)
     expect(got[1]).toBe(got[0])
@@ -250,8 +241,8 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
   })
 
   it('Qwen Code: a key derived from its first turn, the same on turn 2 and after a resume moved its date reminder', async () => {
-    await takeSimCalls(simOrigin, /\/responses$/)
-    const key = keys.get('responses')!
+    await takeSimCalls(gw.simOrigin, /\/responses$/)
+    const key = gw.keys.get('responses')!
     await post('/v1/chat/completions', key, qwenBody([qwenFirst('use a tool')]))
     await post(
       '/v1/chat/completions',
@@ -276,7 +267,7 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
       ],
     }
     await post('/v1/chat/completions', key, qwenBody([dated]))
-    const got = (await takeSimCalls(simOrigin, /\/responses$/)).map((c) => c.prompt_cache_key as string)
+    const got = (await takeSimCalls(gw.simOrigin, /\/responses$/)).map((c) => c.prompt_cache_key as string)
     expect(got).toHaveLength(3)
     expect(got[0]).toMatch(DERIVED)
     expect(got[1]).toBe(got[0])
@@ -284,8 +275,8 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
   })
 
   it("a body's own key holds over the headers' session", async () => {
-    await takeSimCalls(simOrigin, /\/responses$/)
-    const key = keys.get('responses')!
+    await takeSimCalls(gw.simOrigin, /\/responses$/)
+    const key = gw.keys.get('responses')!
     await post(
       '/v1/chat/completions',
       key,
@@ -303,16 +294,16 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
       },
       {'x-session-affinity': 'ses_header'},
     )
-    const calls = await takeSimCalls(simOrigin, /\/responses$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/responses$/)
     expect(calls.map((c) => c.prompt_cache_key)).toEqual(['ses_body', SESSION])
   })
 
   it('to Gemini, which has no cache key: none added', async () => {
-    await takeSimCalls(simOrigin, /generateContent$/)
-    await post('/v1/chat/completions', keys.get('gemini')!, qwenBody([qwenFirst('use a tool')]), {
+    await takeSimCalls(gw.simOrigin, /generateContent$/)
+    await post('/v1/chat/completions', gw.keys.get('gemini')!, qwenBody([qwenFirst('use a tool')]), {
       'x-session-id': 'ses_x',
     })
-    const [call] = await takeSimCalls(simOrigin, /generateContent$/)
+    const [call] = await takeSimCalls(gw.simOrigin, /generateContent$/)
     expect(JSON.stringify(call)).not.toMatch(/ses_x|gw-|cache_key/)
   })
 })

@@ -5,25 +5,16 @@
  * upstream: its budget, or thinking off. The real daemon, the simulator, the official OpenAI SDK.
  */
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
+const gw = translatedRoutes(
+  {claude: ['sim-messages', 'claude-sonnet-4-5'], gemini: ['sim-gemini', 'gemini-2.5-flash']},
+  {prefix: 'chthink', families: ['chat']},
+)
 
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {claude: ['sim-messages', 'claude-sonnet-4-5'], gemini: ['sim-gemini', 'gemini-2.5-flash']},
-    {prefix: 'chthink', families: ['chat']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
-
-const client = (id: string) => new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
+const client = (id: string) => new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
 
 /** A chat request with `fields` beside its messages (fields the SDK's types do not name). */
 const ask = (id: string, fields: Record<string, unknown>) =>
@@ -36,7 +27,7 @@ const ask = (id: string, fields: Record<string, unknown>) =>
 
 describe("a chat client's thinking fields, translated", {timeout: 60_000}, () => {
   it("to a Messages upstream: the budget of OpenRouter's reasoning and of DeepSeek's thinking", async () => {
-    await takeSimCalls(simOrigin, /\/v1\/messages$/)
+    await takeSimCalls(gw.simOrigin, /\/v1\/messages$/)
     for (const fields of [
       {reasoning: {max_tokens: 4096}},
       {thinking: {type: 'enabled', budget_tokens: 4096}},
@@ -45,7 +36,7 @@ describe("a chat client's thinking fields, translated", {timeout: 60_000}, () =>
       const answer = await ask('claude', fields)
       expect(answer.choices[0].message.content).toBeTruthy()
     }
-    const sent = await takeSimCalls(simOrigin, /\/v1\/messages$/)
+    const sent = await takeSimCalls(gw.simOrigin, /\/v1\/messages$/)
     expect(sent.map((c) => c.thinking)).toEqual([
       {type: 'enabled', budget_tokens: 4096},
       {type: 'enabled', budget_tokens: 4096},
@@ -54,7 +45,7 @@ describe("a chat client's thinking fields, translated", {timeout: 60_000}, () =>
   })
 
   it('to a Gemini upstream: thinking off from each off switch, a budget kept', async () => {
-    await takeSimCalls(simOrigin, /generateContent$/)
+    await takeSimCalls(gw.simOrigin, /generateContent$/)
     for (const fields of [
       {reasoning: {enabled: false}},
       {thinking: {type: 'disabled'}},
@@ -63,7 +54,7 @@ describe("a chat client's thinking fields, translated", {timeout: 60_000}, () =>
       {reasoning: {effort: 'high', max_tokens: 2048}},
     ])
       await ask('gemini', fields)
-    const sent = await takeSimCalls(simOrigin, /generateContent$/)
+    const sent = await takeSimCalls(gw.simOrigin, /generateContent$/)
     expect(sent.map((c) => c.generationConfig?.thinkingConfig)).toEqual([
       {thinkingBudget: 0},
       {thinkingBudget: 0},

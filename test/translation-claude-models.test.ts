@@ -9,15 +9,10 @@
  */
 import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {codexRequest} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
-
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 /** Policy id -> the Messages model its routes translate to. */
 const MODELS: Record<string, string> = {
@@ -29,18 +24,14 @@ const MODELS: Record<string, string> = {
   proxy46: 'claude-sonnet-4-6+no-adaptive',
 }
 
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(MODELS, {
-    prefix: 'claude',
-    provider: 'sim-messages',
-    families: ['responses', 'gemini', 'chat'],
-  }))
-}, 120_000)
+const gw = translatedRoutes(MODELS, {
+  prefix: 'claude',
+  provider: 'sim-messages',
+  families: ['responses', 'gemini', 'chat'],
+})
 
-afterAll(() => stop())
-
-const messagesCalls = (): Promise<Array<Record<string, any>>> => takeSimCalls(simOrigin, /\/v1\/messages$/)
-const logRows = (name: string, count = 1) => projectLogRows(base, name, count)
+const messagesCalls = (): Promise<Array<Record<string, any>>> => takeSimCalls(gw.simOrigin, /\/v1\/messages$/)
+const logRows = (name: string, count = 1) => projectLogRows(gw.base, name, count)
 
 /** What each Messages request asked of the model's thinking and sampling. */
 const settings = (calls: Array<Record<string, any>>) =>
@@ -60,7 +51,7 @@ const summaryText = (output: any[]): string =>
 describe('Anthropic models that take adaptive thinking only (Opus 4.7 on)', {timeout: 60_000}, () => {
   it('Codex on claude-opus-4-8: adaptive thinking with its effort, the summary asked for and shown, turn 2 accepted', async () => {
     await messagesCalls()
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('opus48')!, maxRetries: 0})
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('opus48')!, maxRetries: 0})
     const first = await openai.responses.create(
       codexRequest([{role: 'user', content: 'Use the tool to read /tmp/notes.txt.'}]),
     )
@@ -97,7 +88,7 @@ describe('Anthropic models that take adaptive thinking only (Opus 4.7 on)', {tim
 
   it('Codex streaming on claude-opus-4-8: the summary streams', async () => {
     await messagesCalls()
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('opus48')!, maxRetries: 0})
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('opus48')!, maxRetries: 0})
     const stream = await openai.responses.create(codexRequest('Say hello.', true))
     let summary = ''
     let done: any
@@ -114,7 +105,7 @@ describe('Anthropic models that take adaptive thinking only (Opus 4.7 on)', {tim
 
   it("Gemini CLI's temperature and thoughts on claude-opus-4-8: no temperature sent, the thoughts shown", async () => {
     await messagesCalls()
-    const genai = new GoogleGenAI({apiKey: keys.get('opus48')!, httpOptions: {baseUrl: base}})
+    const genai = new GoogleGenAI({apiKey: gw.keys.get('opus48')!, httpOptions: {baseUrl: gw.base}})
     const answer = await genai.models.generateContent({
       model: 'gemini-2.5-pro',
       contents: 'Say hello.',
@@ -131,7 +122,7 @@ describe('Anthropic models that take adaptive thinking only (Opus 4.7 on)', {tim
 
   it('Codex without a reasoning summary: the thinking omitted, its signature kept, turn 2 accepted', async () => {
     await messagesCalls()
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('opus48')!, maxRetries: 0})
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('opus48')!, maxRetries: 0})
     const ask = (input: unknown) =>
       openai.responses.create({...codexRequest(input), reasoning: {effort: 'low'}})
     const prompt = {role: 'user', content: 'Use the tool to read /tmp/notes.txt.'}
@@ -158,7 +149,7 @@ describe('Anthropic models that take adaptive thinking only (Opus 4.7 on)', {tim
 
   it("a chat client's reasoning_effort: the thinking's text asked for, and back as reasoning_content", async () => {
     await messagesCalls()
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('opus48')!, maxRetries: 0})
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('opus48')!, maxRetries: 0})
     const answer: any = await openai.chat.completions.create({
       model: 'gpt-5',
       reasoning_effort: 'medium',
@@ -172,7 +163,7 @@ describe('Anthropic models that take adaptive thinking only (Opus 4.7 on)', {tim
 
   it('a chat client with a temperature and no reasoning: the temperature left out', async () => {
     await messagesCalls()
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('opus48')!, maxRetries: 0})
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('opus48')!, maxRetries: 0})
     const answer = await openai.chat.completions.create({
       model: 'gpt-5',
       temperature: 0.2,
@@ -186,7 +177,7 @@ describe('Anthropic models that take adaptive thinking only (Opus 4.7 on)', {tim
 describe('Claude 4.5 and older, which refuse adaptive thinking', {timeout: 60_000}, () => {
   it('Codex on claude-sonnet-4-5: thinking enabled with a budget, no display', async () => {
     await messagesCalls()
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('sonnet45')!, maxRetries: 0})
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('sonnet45')!, maxRetries: 0})
     const answer = await openai.responses.create(codexRequest('Say hello.'))
     expect(answer.status).toBe('completed')
     expect(summaryText(answer.output)).not.toBe('')
@@ -199,7 +190,7 @@ describe('Claude 4.5 and older, which refuse adaptive thinking', {timeout: 60_00
 describe('a name that says nothing of the thinking: learned from the refusal', {timeout: 60_000}, () => {
   it('enabled refused: sent again as adaptive at once, and so from then on; a refused temperature too', async () => {
     await messagesCalls()
-    const genai = new GoogleGenAI({apiKey: keys.get('corp')!, httpOptions: {baseUrl: base}})
+    const genai = new GoogleGenAI({apiKey: gw.keys.get('corp')!, httpOptions: {baseUrl: gw.base}})
     const ask = () =>
       genai.models.generateContent({
         model: 'gemini-2.5-pro',
@@ -236,7 +227,7 @@ describe('a name that says nothing of the thinking: learned from the refusal', {
       {thinking: null, effort: null, temperature: 0.3},
       {thinking: null, effort: null, temperature: null},
     ])
-    const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+    const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {adaptations: any[]}
     const learned = adaptations.find(
       (a) => a.provider === 'sim-messages' && a.model === 'corp-large+adaptive-only',
     )
@@ -250,7 +241,7 @@ describe('a name that says nothing of the thinking: learned from the refusal', {
 
   it('adaptive refused (a name that says 4.6, a server that takes only budgets): sent again enabled', async () => {
     await messagesCalls()
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('proxy46')!, maxRetries: 0})
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('proxy46')!, maxRetries: 0})
     const answer = await openai.responses.create(codexRequest('Say hello.'))
     expect(answer.status).toBe('completed')
     expect(settings(await messagesCalls())).toEqual([

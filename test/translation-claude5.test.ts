@@ -10,15 +10,10 @@
  */
 import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
-
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 /** Policy id -> the Messages model its routes translate to. */
 const MODELS: Record<string, string> = {
@@ -31,27 +26,23 @@ const MODELS: Record<string, string> = {
   bound: 'corp-bound+prefix-binding',
 }
 
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(MODELS, {
-    prefix: 'claude5',
-    provider: 'sim-messages',
-    families: ['responses', 'gemini', 'chat'],
-  }))
-}, 120_000)
+const gw = translatedRoutes(MODELS, {
+  prefix: 'claude5',
+  provider: 'sim-messages',
+  families: ['responses', 'gemini', 'chat'],
+})
 
-afterAll(() => stop())
-
-const messagesCalls = (): Promise<Array<Record<string, any>>> => takeSimCalls(simOrigin, /\/v1\/messages$/)
+const messagesCalls = (): Promise<Array<Record<string, any>>> => takeSimCalls(gw.simOrigin, /\/v1\/messages$/)
 /** Rows of the project seen by this file's tests so far (each test reads only its own). */
 const seen = new Map<string, number>()
 /** The project's `count` rows after those earlier tests read. */
 async function logRows(name: string, count = 1) {
   const before = seen.get(name) ?? 0
-  const rows = (await projectLogRows(base, name, before + count)).slice(before)
+  const rows = (await projectLogRows(gw.base, name, before + count)).slice(before)
   seen.set(name, before + rows.length)
   return rows
 }
-const openai = (id: string) => new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
+const openai = (id: string) => new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
 
 /**
  * A Codex conversation of `requests` requests, its history sent back whole each time: a call of
@@ -131,7 +122,7 @@ describe('Opus 5.5: thinking bound to its conversation', {timeout: 60_000}, () =
       else messages.push({role: 'user', content: `Use the tool to read /tmp/more-${i}.txt.`})
     }
     // Gemini: the thought signatures on its parts
-    const genai = new GoogleGenAI({apiKey: keys.get('opus55')!, httpOptions: {baseUrl: base}})
+    const genai = new GoogleGenAI({apiKey: gw.keys.get('opus55')!, httpOptions: {baseUrl: gw.base}})
     const contents: any[] = [{role: 'user', parts: [{text: 'Use the tool to read /tmp/notes.txt.'}]}]
     for (let i = 0; i < 4; i++) {
       const answer = await genai.models.generateContent({
@@ -226,7 +217,7 @@ describe('a forced tool choice and JSON answers on models that refuse forcing', 
 
   it("Gemini CLI's JSON call (its model router) on Opus 5.5: json_answer offered, the JSON answer whole", async () => {
     await messagesCalls()
-    const genai = new GoogleGenAI({apiKey: keys.get('opus55')!, httpOptions: {baseUrl: base}})
+    const genai = new GoogleGenAI({apiKey: gw.keys.get('opus55')!, httpOptions: {baseUrl: gw.base}})
     const schema = {
       type: 'object',
       properties: {reasoning: {type: 'string'}, model_choice: {type: 'string', enum: ['flash', 'pro']}},

@@ -10,15 +10,10 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 import {claudeCodeReads} from './helpers/claude-code.js'
-
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
 
 const MODELS = {
   dashscope: 'qwen3-coder-plus+dashscope-context',
@@ -32,21 +27,17 @@ const MODELS = {
 
 const LM_STREAM = 'qwen/qwen3-coder-30b+lmstudio-fit-context+stream-errors+context-4k'
 
-beforeAll(async () => {
-  // (each policy's chat route passes a chat client through; its messages and responses routes translate)
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      ...Object.fromEntries(Object.entries(MODELS).map(([id, model]) => [id, ['sim-chat', model]])),
-      // Claude Code passed through to MiniMax's Anthropic endpoint
-      minimaxsame: ['sim-messages', 'MiniMax-M2.7+minimax-context'],
-      // LM Studio 0.4.21 refusing a streamed request: a 200 stream of one error event
-      lmstream: ['sim-chat', LM_STREAM],
-    },
-    {prefix: 'ctxw', families: ['messages', 'responses', 'chat']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+// (each policy's chat route passes a chat client through; its messages and responses routes translate)
+const gw = translatedRoutes(
+  {
+    ...Object.fromEntries(Object.entries(MODELS).map(([id, model]) => [id, ['sim-chat', model]])),
+    // Claude Code passed through to MiniMax's Anthropic endpoint
+    minimaxsame: ['sim-messages', 'MiniMax-M2.7+minimax-context'],
+    // LM Studio 0.4.21 refusing a streamed request: a 200 stream of one error event
+    lmstream: ['sim-chat', LM_STREAM],
+  },
+  {prefix: 'ctxw', families: ['messages', 'responses', 'chat']},
+)
 
 // about 11 000 of the simulator's tokens: past each window on its own
 const LONG = Array.from({length: 2200}, (_, i) => `line ${i} of a long tool output`).join('\n')
@@ -63,7 +54,7 @@ async function refusal<T>(promise: Promise<T>): Promise<{status: number; message
 /** Claude Code's turn with LONG in it (its refusal, read). */
 const claudeCode = (id: string) =>
   refusal(
-    new Anthropic({baseURL: base, apiKey: keys.get(id)!, maxRetries: 0}).messages.create({
+    new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(id)!, maxRetries: 0}).messages.create({
       model: 'claude-sonnet-4-5',
       max_tokens: 1024,
       messages: [{role: 'user', content: LONG}],
@@ -75,7 +66,7 @@ describe(
   {timeout: 60_000},
   () => {
     it('Claude Code translated: "prompt is too long", the counts where the upstream states them, the words after', async () => {
-      await takeSimCalls(simOrigin, /./)
+      await takeSimCalls(gw.simOrigin, /./)
       const said: Record<string, {message: string; read?: {actual: number; limit: number}}> = {}
       for (const id of Object.keys(MODELS)) {
         const refused = await claudeCode(id)
@@ -106,8 +97,8 @@ describe(
         expect(said[id].read!.actual).toBeGreaterThan(8192)
       // Xinference's 500, said as the 400 it is; a refusal, not a failure: each request went once
       expect(said.xinference.message).toContain('upstream answered 500: ')
-      expect(await takeSimCalls(simOrigin, /\/chat\/completions$/)).toHaveLength(7)
-      const [row] = await projectLogRows(base, 'ctxw-xinference', 1)
+      expect(await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)).toHaveLength(7)
+      const [row] = await projectLogRows(gw.base, 'ctxw-xinference', 1)
       expect(row.status).toBe(400)
       expect(row.error).toContain('The decoder prompt (length')
     })
@@ -120,7 +111,7 @@ describe(
         ['lmstudiomlx', undefined],
         ['cerebras', '8192 tokens; this request has'],
       ] as const) {
-        const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
+        const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
         const refused = await refusal(
           openai.responses.create({
             model: 'gpt-5-codex',
@@ -140,7 +131,7 @@ describe(
 
     it("a chat client passed through: DashScope's and Xinference's words in OpenAI's, with its code", async () => {
       for (const id of ['dashscope', 'xinference', 'lmstudio', 'lmstudiomlx']) {
-        const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
+        const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
         const refused = await refusal(
           openai.chat.completions.create({model: 'qwen3-coder', messages: [{role: 'user', content: LONG}]}),
         )
@@ -150,18 +141,18 @@ describe(
     })
 
     it("Claude Code passed through to MiniMax's Anthropic endpoint: the same words", async () => {
-      await takeSimCalls(simOrigin, /./)
+      await takeSimCalls(gw.simOrigin, /./)
       const refused = await claudeCode('minimaxsame')
       expect(refused.status).toBe(400)
       expect(refused.error.error.message).toBe(
         'prompt is too long: sim-messages: upstream answered 400: invalid params, context window exceeds limit (2013)',
       )
-      expect(await takeSimCalls(simOrigin, /\/v1\/messages$/)).toHaveLength(1)
+      expect(await takeSimCalls(gw.simOrigin, /\/v1\/messages$/)).toHaveLength(1)
     })
 
     it("LM Studio's overflow inside a 200 stream: Claude Code and Codex streaming get a 400 in their words, the window is kept", async () => {
-      await takeSimCalls(simOrigin, /./)
-      const anthropic = new Anthropic({baseURL: base, apiKey: keys.get('lmstream')!, maxRetries: 0})
+      await takeSimCalls(gw.simOrigin, /./)
+      const anthropic = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('lmstream')!, maxRetries: 0})
       const claude = await refusal(
         anthropic.messages
           .stream({model: 'claude-sonnet-4-5', max_tokens: 1024, messages: [{role: 'user', content: LONG}]})
@@ -175,7 +166,11 @@ describe(
       )
       expect(claudeCodeReads(claude.error.error.message)?.limit).toBe(4096)
       const codex = await refusal(
-        new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('lmstream')!, maxRetries: 0}).responses.create({
+        new OpenAI({
+          baseURL: `${gw.base}/v1`,
+          apiKey: gw.keys.get('lmstream')!,
+          maxRetries: 0,
+        }).responses.create({
           model: 'gpt-5-codex',
           stream: true,
           store: false,
@@ -188,18 +183,18 @@ describe(
         /^Your input exceeds the context window of this model \(4096 tokens; this request has \d+\)/,
       )
       // each request went once; the row says what happened; the window is kept
-      expect(await takeSimCalls(simOrigin, /\/chat\/completions$/)).toHaveLength(2)
-      const [row] = await projectLogRows(base, 'ctxw-lmstream', 1)
+      expect(await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)).toHaveLength(2)
+      const [row] = await projectLogRows(gw.base, 'ctxw-lmstream', 1)
       expect(row.status).toBe(400)
       expect(row.error).toContain('Input does not fit in context length.')
-      const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+      const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {adaptations: any[]}
       expect(
         adaptations.find((a) => a.provider === 'sim-chat' && a.model === LM_STREAM)?.window?.tokens,
       ).toBe(4096)
     })
 
     it('the window each refusal stated is kept (none where none is stated)', async () => {
-      const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+      const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {adaptations: any[]}
       const window = (model: string) =>
         adaptations.find((a) => a.provider === 'sim-chat' && a.model === model)?.window?.tokens
       expect(window(MODELS.dashscope)).toBe(8192)

@@ -14,39 +14,30 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  // (each policy's messages route passes to a Messages model, or translates to a chat one; its
-  // responses route translates)
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      effort: ['sim-messages', 'deepseek-v4-pro+deepseek-effort-off'],
-      // (K2 Thinking, which cannot stop thinking: K2.5 on take the forced call with thinking off,
-      // translation-forced-thinking-off.test.ts)
-      kimi: ['sim-chat', 'kimi-k2-thinking+tool-choice-auto-only'],
-      history: ['sim-chat', 'deepseek-v4-flash+reasoning-content-required'],
-      loop: ['sim-chat', 'deepseek-v4-pro+reasoning-content-required'],
-    },
-    {prefix: 'dsthink', families: ['messages', 'responses']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+// (each policy's messages route passes to a Messages model, or translates to a chat one; its
+// responses route translates)
+const gw = translatedRoutes(
+  {
+    effort: ['sim-messages', 'deepseek-v4-pro+deepseek-effort-off'],
+    // (K2 Thinking, which cannot stop thinking: K2.5 on take the forced call with thinking off,
+    // translation-forced-thinking-off.test.ts)
+    kimi: ['sim-chat', 'kimi-k2-thinking+tool-choice-auto-only'],
+    history: ['sim-chat', 'deepseek-v4-flash+reasoning-content-required'],
+    loop: ['sim-chat', 'deepseek-v4-pro+reasoning-content-required'],
+  },
+  {prefix: 'dsthink', families: ['messages', 'responses']},
+)
 
 const MESSAGES = /\/v1\/messages$/
 const CHAT = /\/chat\/completions$/
-const calls = (path: RegExp) => takeSimCalls(simOrigin, path)
-const rows = (id: string, count = 1) => projectLogRows(base, `dsthink-${id}`, count)
-const anthropic = (id: string) => new Anthropic({baseURL: base, apiKey: keys.get(id)!, maxRetries: 0})
+const calls = (path: RegExp) => takeSimCalls(gw.simOrigin, path)
+const rows = (id: string, count = 1) => projectLogRows(gw.base, `dsthink-${id}`, count)
+const anthropic = (id: string) => new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(id)!, maxRetries: 0})
 
 const BASH_TOOL = {
   name: 'Bash',
@@ -94,8 +85,8 @@ describe("DeepSeek's thinking mode, learned from its refusals", {timeout: 60_000
   it("Codex's tool_choice required to Kimi K2 Thinking: learned from Kimi's words, the turn answered", async () => {
     await calls(CHAT)
     const answer = await new OpenAI({
-      baseURL: `${base}/v1`,
-      apiKey: keys.get('kimi')!,
+      baseURL: `${gw.base}/v1`,
+      apiKey: gw.keys.get('kimi')!,
       maxRetries: 0,
     }).responses.create({
       ...codexRequest([{role: 'user', content: 'Read /tmp/notes.txt.'}]),

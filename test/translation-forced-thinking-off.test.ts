@@ -10,37 +10,28 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  // (each policy's messages route passes to a Messages model, or translates to a chat one; its
-  // responses route translates)
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      deepseek: ['sim-chat', 'deepseek-v4-flash+tool-choice-auto-only'],
-      kimi: ['sim-chat', 'kimi-k2.6+tool-choice-auto-only'],
-      qwen: ['sim-chat', 'qwen3-max+tool-choice-auto-only'],
-      anthropic: ['sim-messages', 'deepseek-v4-pro+tool-choice-auto-only+deepseek-effort-off'],
-    },
-    {prefix: 'forcedoff', families: ['messages', 'responses']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+// (each policy's messages route passes to a Messages model, or translates to a chat one; its
+// responses route translates)
+const gw = translatedRoutes(
+  {
+    deepseek: ['sim-chat', 'deepseek-v4-flash+tool-choice-auto-only'],
+    kimi: ['sim-chat', 'kimi-k2.6+tool-choice-auto-only'],
+    qwen: ['sim-chat', 'qwen3-max+tool-choice-auto-only'],
+    anthropic: ['sim-messages', 'deepseek-v4-pro+tool-choice-auto-only+deepseek-effort-off'],
+  },
+  {prefix: 'forcedoff', families: ['messages', 'responses']},
+)
 
 const CHAT = /\/chat\/completions$/
 const MESSAGES = /\/v1\/messages$/
-const calls = (path: RegExp) => takeSimCalls(simOrigin, path)
-const rows = (id: string, count = 1) => projectLogRows(base, `forcedoff-${id}`, count)
-const anthropic = (id: string) => new Anthropic({baseURL: base, apiKey: keys.get(id)!, maxRetries: 0})
+const calls = (path: RegExp) => takeSimCalls(gw.simOrigin, path)
+const rows = (id: string, count = 1) => projectLogRows(gw.base, `forcedoff-${id}`, count)
+const anthropic = (id: string) => new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(id)!, maxRetries: 0})
 
 /** Claude Code's tools: a sub-agent's structured answer is the second, forced by name. */
 const TOOLS = [
@@ -103,8 +94,8 @@ describe('a forced tool_choice to a server that refuses one while thinking', {ti
   it("Codex's tool_choice required to Kimi: thinking off from the first try, the call made", async () => {
     await calls(CHAT)
     const answer = await new OpenAI({
-      baseURL: `${base}/v1`,
-      apiKey: keys.get('kimi')!,
+      baseURL: `${gw.base}/v1`,
+      apiKey: gw.keys.get('kimi')!,
       maxRetries: 0,
     }).responses.create({
       ...codexRequest([{role: 'user', content: 'Read /tmp/notes.txt.'}]),
@@ -137,7 +128,7 @@ describe('a forced tool_choice to a server that refuses one while thinking', {ti
         'sim-chat refused a forced tool_choice in thinking mode: sent again with thinking off (enable_thinking false), the forced choice kept',
       ],
     ])
-    const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+    const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {adaptations: any[]}
     expect(adaptations.find((a) => a.model === 'qwen3-max+tool-choice-auto-only')).toMatchObject({
       rules: [
         'a request that forces a tool call sent with thinking turned off, the forced tool_choice kept (refused while thinking)',

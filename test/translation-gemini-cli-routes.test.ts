@@ -15,44 +15,35 @@
  */
 import {ApiError, GoogleGenAI} from '@google/genai'
 import type {Content, Part} from '@google/genai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      // the fallback of another family: Gemini CLI translated to chat completions
-      chat: ['sim-chat', 'gpt-5-mini'],
-      // Gemini 3, passed through
-      g3: ['sim-gemini', 'gemini-3-pro-preview'],
-      // a Gemini 2.5 model, which takes no thinking level, passed through
-      flash: ['sim-gemini', 'gemini-2.5-flash+no-thinking-level'],
-      // Gemini 2.5 Pro, which cannot turn thinking off, passed through
-      pro: ['sim-gemini', 'gemini-2.5-pro+thinking-only'],
-      // Gemma 3, which takes no system instruction nor thinking config, passed through
-      gemma3: ['sim-gemini', 'gemma-3-27b-it'],
-    },
-    {prefix: 'gcli', families: ['gemini']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {
+    // the fallback of another family: Gemini CLI translated to chat completions
+    chat: ['sim-chat', 'gpt-5-mini'],
+    // Gemini 3, passed through
+    g3: ['sim-gemini', 'gemini-3-pro-preview'],
+    // a Gemini 2.5 model, which takes no thinking level, passed through
+    flash: ['sim-gemini', 'gemini-2.5-flash+no-thinking-level'],
+    // Gemini 2.5 Pro, which cannot turn thinking off, passed through
+    pro: ['sim-gemini', 'gemini-2.5-pro+thinking-only'],
+    // Gemma 3, which takes no system instruction nor thinking config, passed through
+    gemma3: ['sim-gemini', 'gemma-3-27b-it'],
+  },
+  {prefix: 'gcli', families: ['gemini']},
+)
 
 const GEMINI_PATH = /:(?:stream)?[gG]enerateContent$/
-const rows = (id: string, count = 1) => projectLogRows(base, `gcli-${id}`, count)
+const rows = (id: string, count = 1) => projectLogRows(gw.base, `gcli-${id}`, count)
 const learned = async (model: string): Promise<string[]> => {
-  const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+  const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {
     adaptations: Array<{model: string; rules: string[]}>
   }
   return adaptations.find((a) => a.model === model)?.rules ?? []
 }
-const client = (id: string) => new GoogleGenAI({apiKey: keys.get(id)!, httpOptions: {baseUrl: base}})
+const client = (id: string) => new GoogleGenAI({apiKey: gw.keys.get(id)!, httpOptions: {baseUrl: gw.base}})
 
 describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
   it("a call a chat fallback made goes on to Gemini 3: the answer's first call carries Google's skip value", async () => {
@@ -80,7 +71,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
     const kept = parts.filter((p) => !p.thought)
     const callPart = kept.find((p) => p.functionCall)!
     expect(callPart.thoughtSignature).toBe('skip_thought_signature_validator')
-    await takeSimCalls(simOrigin, GEMINI_PATH)
+    await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     // the next request of the loop reaches Gemini 3 (the fallback's turn over), as Gemini CLI sends it
     const next = await client('g3').models.generateContent({
       model: 'gemini-3-pro-preview',
@@ -103,7 +94,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
       ],
     })
     expect(next.candidates?.[0]?.content?.parts?.length).toBeGreaterThan(0)
-    const sent = await takeSimCalls(simOrigin, GEMINI_PATH)
+    const sent = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     expect(sent).toHaveLength(1)
     expect(sent[0].contents[1].parts.find((p: any) => p.functionCall).thoughtSignature).toBe(
       'skip_thought_signature_validator',
@@ -113,7 +104,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
   })
 
   it("gemini-3's thinkingLevel to Gemini 2.5: learned from its refusal, sent again without it, later ones alike", async () => {
-    await takeSimCalls(simOrigin, GEMINI_PATH)
+    await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     const ask = () =>
       client('flash').models.generateContent({
         model: 'gemini-3-pro-preview',
@@ -121,7 +112,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
         config: {thinkingConfig: {includeThoughts: true, thinkingLevel: 'HIGH' as never}},
       })
     expect((await ask()).candidates?.length).toBe(1)
-    const calls = await takeSimCalls(simOrigin, GEMINI_PATH)
+    const calls = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     expect(calls.map((c) => c.generationConfig.thinkingConfig)).toEqual([
       {includeThoughts: true, thinkingLevel: 'HIGH'},
       {includeThoughts: true},
@@ -136,12 +127,12 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
     ])
     // the next request: one try, the same form
     await ask()
-    const later = await takeSimCalls(simOrigin, GEMINI_PATH)
+    const later = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     expect(later.map((c) => c.generationConfig.thinkingConfig)).toEqual([{includeThoughts: true}])
   })
 
   it("Gemma 3's refusal of the system instruction: learned, sent again with it in the first user turn, later ones alike", async () => {
-    await takeSimCalls(simOrigin, GEMINI_PATH)
+    await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     const ask = () =>
       client('gemma3').models.generateContent({
         model: 'gemini-2.5-flash',
@@ -149,7 +140,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
         config: {systemInstruction: 'You are Gemini CLI.', thinkingConfig: {includeThoughts: true}},
       })
     expect((await ask()).candidates?.length).toBe(1)
-    const calls = await takeSimCalls(simOrigin, GEMINI_PATH)
+    const calls = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     // (Google's "Thinking is not enabled", then "Developer instruction is not enabled": each learned)
     expect(calls).toHaveLength(3)
     expect(calls[2]).not.toHaveProperty('systemInstruction')
@@ -166,19 +157,19 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
     )
     // the next request: one try, the same form
     await ask()
-    const later = await takeSimCalls(simOrigin, GEMINI_PATH)
+    const later = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     expect(later.map((c) => c.contents)).toEqual([calls[2].contents])
   })
 
   it("a utility call's thinkingBudget 0 to Gemini 2.5 Pro: learned, sent again without the budget", async () => {
-    await takeSimCalls(simOrigin, GEMINI_PATH)
+    await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     const answer = await client('pro').models.generateContent({
       model: 'gemini-2.5-flash-lite',
       contents: [{role: 'user', parts: [{text: 'Classify this.'}]}],
       config: {temperature: 0, thinkingConfig: {thinkingBudget: 0}},
     })
     expect(answer.candidates?.length).toBe(1)
-    const calls = await takeSimCalls(simOrigin, GEMINI_PATH)
+    const calls = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     expect(calls.map((c) => c.generationConfig)).toEqual([
       {temperature: 0, thinkingConfig: {thinkingBudget: 0}},
       {temperature: 0},
@@ -191,7 +182,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
   })
 
   it("web_fetch's URL context to a chat route: a 400 that says why, nothing sent; Gemini CLI's fallback goes through", async () => {
-    await takeSimCalls(simOrigin, /./)
+    await takeSimCalls(gw.simOrigin, /./)
     const prompt =
       "Follow the user's instructions to process the authorized URLs.\n\n<authorized_urls>\nhttps://example.com/changelog\n</authorized_urls>\n"
     const error = await client('chat')
@@ -207,7 +198,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
     expect((error as Error).message).toContain(
       "Gemini's URL context tool cannot be translated to a chat completions upstream: it has no tool that reads a web page",
     )
-    expect(await takeSimCalls(simOrigin, /\/chat\/completions$/)).toHaveLength(0)
+    expect(await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)).toHaveLength(0)
     const [row] = await rows('chat', 2).then((r) => r.slice(-1))
     expect(row.status).toBe(400)
     // the fallback: the page's text in the prompt, no tool
@@ -216,7 +207,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
       contents: [{role: 'user', parts: [{text: 'Summarize this page: Changelog. v2 adds X.'}]}],
     })
     expect(answer.text).toBeTruthy()
-    const sent = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const sent = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(sent).toHaveLength(1)
     expect(sent[0].tools).toBeUndefined()
   })

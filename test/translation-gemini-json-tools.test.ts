@@ -9,26 +9,14 @@
  * official OpenAI SDK on the Responses entrance.
  */
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {READ_FILE_TOOL} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
-
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 const MODEL = 'gemini-2.5-flash+no-json-tools'
 
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {flash: ['sim-gemini', MODEL]},
-    {prefix: 'gjson', families: ['responses']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes({flash: ['sim-gemini', MODEL]}, {prefix: 'gjson', families: ['responses']})
 
 const GEMINI = /:(?:stream)?generateContent$/i
 
@@ -54,11 +42,11 @@ const INSTRUCTION = `Respond with one JSON object only, with no other text, that
 
 describe('a JSON schema beside tools to Gemini 2.x', {timeout: 60_000}, () => {
   it('refused once: learned, sent again without the mime type and with the instruction; later requests in one try', async () => {
-    await takeSimCalls(simOrigin, GEMINI)
-    const client = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('flash')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, GEMINI)
+    const client = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('flash')!, maxRetries: 0})
     const answer = await client.responses.create(codexExec())
     expect(answer.status).toBe('completed')
-    const [refused, again, ...more] = await takeSimCalls(simOrigin, GEMINI)
+    const [refused, again, ...more] = await takeSimCalls(gw.simOrigin, GEMINI)
     expect(more).toEqual([])
     expect(refused.generationConfig).toMatchObject({
       responseMimeType: 'application/json',
@@ -69,13 +57,13 @@ describe('a JSON schema beside tools to Gemini 2.x', {timeout: 60_000}, () => {
     expect(again.generationConfig ?? {}).not.toHaveProperty('responseJsonSchema')
     expect(again.tools).toEqual(refused.tools)
     expect(again.systemInstruction.parts).toEqual([{text: 'You are Codex.'}, {text: INSTRUCTION}])
-    expect((await projectLogRows(base, 'gjson-flash')).map((r) => [r.status, r.error])).toEqual([
+    expect((await projectLogRows(gw.base, 'gjson-flash')).map((r) => [r.status, r.error])).toEqual([
       [
         200,
         'sim-gemini refused a JSON response beside function tools: sent again without the JSON mime type, an instruction to answer JSON at the end of the system instruction',
       ],
     ])
-    const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+    const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {
       adaptations: Array<{model: string; rules: string[]}>
     }
     expect(adaptations.find((a) => a.model === MODEL)?.rules).toEqual([
@@ -84,7 +72,7 @@ describe('a JSON schema beside tools to Gemini 2.x', {timeout: 60_000}, () => {
     // the next request with tools: one try, as learned; one without tools keeps the JSON mode
     await client.responses.create(codexExec())
     await client.responses.create(codexExec(false))
-    const later = await takeSimCalls(simOrigin, GEMINI)
+    const later = await takeSimCalls(gw.simOrigin, GEMINI)
     expect(later.map((b) => b.generationConfig?.responseMimeType)).toEqual([undefined, 'application/json'])
     expect(later[0].systemInstruction.parts.at(-1)).toEqual({text: INSTRUCTION})
     expect(later[1].systemInstruction.parts).toEqual([{text: 'You are Codex.'}])

@@ -11,9 +11,9 @@ import Anthropic from '@anthropic-ai/sdk'
 import {GoogleGenAI} from '@google/genai'
 import type {Part} from '@google/genai'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 const MODELS = {
   openrouter: 'google/gemini-3-pro-preview+reasoning-details',
@@ -21,23 +21,14 @@ const MODELS = {
 } as const
 type Shape = keyof typeof MODELS
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(MODELS, {
-    prefix: 'g3chat',
-    provider: 'sim-chat',
-    families: ['messages', 'responses', 'gemini'],
-  }))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(MODELS, {
+  prefix: 'g3chat',
+  provider: 'sim-chat',
+  families: ['messages', 'responses', 'gemini'],
+})
 
 /** The chat requests the simulator got since the last call. */
-const sentChat = () => takeSimCalls(simOrigin, /\/chat\/completions$/)
+const sentChat = () => takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
 
 /** The assistant message of the last chat request the simulator got. */
 async function lastAssistant(): Promise<Record<string, any>> {
@@ -75,7 +66,7 @@ const SHAPES: Shape[] = ['openrouter', 'google']
 
 describe('Gemini 3 through a chat server: turn 2 after a tool call', {timeout: 60_000}, () => {
   it.each(SHAPES)('Claude Code (%s): the signature goes back, turn 2 answers', async (shape) => {
-    const client = new Anthropic({baseURL: base, apiKey: keys.get(shape)!, maxRetries: 0})
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(shape)!, maxRetries: 0})
     const tools = [
       {
         name: 'Bash',
@@ -114,7 +105,7 @@ describe('Gemini 3 through a chat server: turn 2 after a tool call', {timeout: 6
   it.each(SHAPES)(
     'Codex (%s): the signature goes back in a reasoning item, turn 2 answers',
     async (shape) => {
-      const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(shape)!, maxRetries: 0})
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(shape)!, maxRetries: 0})
       const input = [{role: 'user' as const, content: 'List the files.'}]
       const params = {
         model: 'gpt-5-codex',
@@ -152,7 +143,7 @@ describe('Gemini 3 through a chat server: turn 2 after a tool call', {timeout: 6
   it.each(SHAPES)(
     'Gemini CLI (%s): its history without thought parts, the gateway keeps the signature',
     async (shape) => {
-      const ai = new GoogleGenAI({apiKey: keys.get(shape)!, httpOptions: {baseUrl: base}})
+      const ai = new GoogleGenAI({apiKey: gw.keys.get(shape)!, httpOptions: {baseUrl: gw.base}})
       const ask = {role: 'user', parts: [{text: 'List the files.'}]}
       const config = {
         tools: [
@@ -197,7 +188,7 @@ describe('Gemini 3 through a chat server: turn 2 after a tool call', {timeout: 6
   it.each(SHAPES)(
     "a history that lost the signature (%s): refused once, then sent with Google's dummy, and learned",
     async (shape) => {
-      const ai = new GoogleGenAI({apiKey: keys.get(shape)!, httpOptions: {baseUrl: base}})
+      const ai = new GoogleGenAI({apiKey: gw.keys.get(shape)!, httpOptions: {baseUrl: gw.base}})
       const turn = (id: string) => ({
         model: 'gemini-3-pro-preview',
         config: {
@@ -229,7 +220,7 @@ describe('Gemini 3 through a chat server: turn 2 after a tool call', {timeout: 6
         expect(dummy.tool_calls[0].extra_content).toEqual({
           google: {thought_signature: 'skip_thought_signature_validator'},
         })
-      const rows = await projectLogRows(base, `g3chat-${shape}`, 1)
+      const rows = await projectLogRows(gw.base, `g3chat-${shape}`, 1)
       expect(rows.at(-1)!.error).toMatch(
         /refused a tool call turn without its thought signature: sent again with/,
       )

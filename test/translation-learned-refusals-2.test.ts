@@ -12,15 +12,10 @@
 import Anthropic from '@anthropic-ai/sdk'
 import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {codexRequest} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
-
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 /** Policy id -> the provider and model all its routes translate to. */
 const ROUTES: Record<string, [provider: string, model: string]> = {
@@ -36,20 +31,16 @@ const ROUTES: Record<string, [provider: string, model: string]> = {
   openai: ['sim-responses', 'gpt-5.4'],
 }
 
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(ROUTES, {prefix: 'learned2'}))
-}, 120_000)
+const gw = translatedRoutes(ROUTES, {prefix: 'learned2'})
 
-afterAll(() => stop())
-
-const calls = (path: RegExp) => takeSimCalls(simOrigin, path)
+const calls = (path: RegExp) => takeSimCalls(gw.simOrigin, path)
 const CHAT = /\/chat\/completions$/
 const RESPONSES = /\/responses$/
-const rows = (id: string, count = 1) => projectLogRows(base, `learned2-${id}`, count)
-const anthropic = (id: string) => new Anthropic({baseURL: base, apiKey: keys.get(id)!, maxRetries: 0})
-const openai = (id: string) => new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
+const rows = (id: string, count = 1) => projectLogRows(gw.base, `learned2-${id}`, count)
+const anthropic = (id: string) => new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(id)!, maxRetries: 0})
+const openai = (id: string) => new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
 const learned = async (model: string): Promise<string[]> => {
-  const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+  const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {
     adaptations: Array<{model: string; rules: string[]}>
   }
   return adaptations.find((a) => a.model === model)?.rules ?? []
@@ -184,7 +175,7 @@ describe("xAI's refusal of reasoningEffort, its error a string", {timeout: 60_00
 describe("DashScope's refusal of a non-stream request while Qwen3 thinks", {timeout: 60_000}, () => {
   it("Gemini CLI's non-stream call: enable_thinking false, learned; its streams go as they were", async () => {
     await calls(CHAT)
-    const ai = new GoogleGenAI({apiKey: keys.get('dashscope')!, httpOptions: {baseUrl: base}})
+    const ai = new GoogleGenAI({apiKey: gw.keys.get('dashscope')!, httpOptions: {baseUrl: gw.base}})
     const request = {model: 'gemini-2.5-pro', contents: [{role: 'user', parts: [{text: 'Say hello.'}]}]}
     expect((await ai.models.generateContent(request)).text).toContain('Hello from')
     expect((await calls(CHAT)).map((c) => [c.stream, c.enable_thinking])).toEqual([

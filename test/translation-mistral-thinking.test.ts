@@ -9,34 +9,25 @@
 import Anthropic from '@anthropic-ai/sdk'
 import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {expectReasoningThenText} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
-
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let key = ''
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 const REASONING =
   'Let me think about "What is 17 * 23?". The user wants a short answer, so I will keep it brief.'
 const ask = 'What is 17 * 23?'
 
-beforeAll(async () => {
-  let keys: Map<string, string>
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {magistral: 'magistral-medium-latest+mistral-thinking'},
-    {prefix: 'mistral-thinking', provider: 'sim-chat', families: ['messages', 'responses', 'gemini']},
-  ))
-  key = keys.get('magistral')!
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {magistral: 'magistral-medium-latest+mistral-thinking'},
+  {prefix: 'mistral-thinking', provider: 'sim-chat', families: ['messages', 'responses', 'gemini']},
+)
+/** The key of the one policy. */
+const key = () => gw.keys.get('magistral')!
 
 describe("Mistral's thinking chunks from a chat upstream", {timeout: 60_000}, () => {
   it('reach Claude Code as thinking and the whole text, stream and not; only the text goes back', async () => {
-    const client = new Anthropic({baseURL: base, apiKey: key, maxRetries: 0})
+    const client = new Anthropic({baseURL: gw.base, apiKey: key(), maxRetries: 0})
     const first = {role: 'user' as const, content: ask}
     const params = {model: 'claude-sonnet-4-5', max_tokens: 1024, messages: [first]}
     const whole = await client.messages.create(params)
@@ -53,13 +44,13 @@ describe("Mistral's thinking chunks from a chat upstream", {timeout: 60_000}, ()
       (whole.content[1] as Anthropic.TextBlock).text,
     )
     expect(
-      (await projectLogRows(base, 'mistral-thinking-magistral', 2)).map((r) => [r.status, r.error]),
+      (await projectLogRows(gw.base, 'mistral-thinking-magistral', 2)).map((r) => [r.status, r.error]),
     ).toEqual([
       [200, null],
       [200, null],
     ])
 
-    await takeSimCalls(simOrigin, /./)
+    await takeSimCalls(gw.simOrigin, /./)
     const next = await client.messages.create({
       ...params,
       messages: [
@@ -69,7 +60,7 @@ describe("Mistral's thinking chunks from a chat upstream", {timeout: 60_000}, ()
       ],
     })
     expect(next.content.map((b) => b.type)).toEqual(['thinking', 'text'])
-    const [sent] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const [sent] = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(sent.messages[1]).toEqual({
       role: 'assistant',
       content: (streamed.content[1] as Anthropic.TextBlock).text,
@@ -77,10 +68,10 @@ describe("Mistral's thinking chunks from a chat upstream", {timeout: 60_000}, ()
   })
 
   it('reach Codex as a reasoning summary and Gemini CLI as a thought part', async () => {
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: key, maxRetries: 0})
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
     await expectReasoningThenText(openai, ask, REASONING, /^Hello from /)
 
-    const ai = new GoogleGenAI({apiKey: key, httpOptions: {baseUrl: base}})
+    const ai = new GoogleGenAI({apiKey: key(), httpOptions: {baseUrl: gw.base}})
     const parts = []
     for await (const chunk of await ai.models.generateContentStream({
       model: 'gemini-2.5-pro',

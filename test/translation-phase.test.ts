@@ -8,23 +8,14 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {phase: ['sim-responses', 'gpt-5.5'], older: ['sim-responses', 'gpt-5.2']},
-    {prefix: 'ph', families: ['messages', 'chat']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {phase: ['sim-responses', 'gpt-5.5'], older: ['sim-responses', 'gpt-5.2']},
+  {prefix: 'ph', families: ['messages', 'chat']},
+)
 
 const RESPONSES = /\/responses$/
 
@@ -57,13 +48,13 @@ const assistantItems = (input: Array<Record<string, any>>): Array<[string, unkno
 
 describe('phase on the assistant messages sent to a Responses upstream', {timeout: 60_000}, () => {
   it('Claude Code to gpt-5.5: the preamble commentary, the answer final_answer; the answer parsed', async () => {
-    await takeSimCalls(simOrigin, RESPONSES)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('phase')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, RESPONSES)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('phase')!, maxRetries: 0})
     const answer = await client.messages
       .stream({model: 'claude-sonnet-4-5', max_tokens: 256, tools: [READ], messages: claudeHistory})
       .finalMessage()
     expect(answer.content.some((b) => b.type === 'text' && b.text.length > 0)).toBe(true)
-    const calls = await takeSimCalls(simOrigin, RESPONSES)
+    const calls = await takeSimCalls(gw.simOrigin, RESPONSES)
     expect(calls).toHaveLength(1)
     expect(assistantItems(calls[0].input)).toEqual([
       ['I will read the file.', 'commentary'],
@@ -71,12 +62,14 @@ describe('phase on the assistant messages sent to a Responses upstream', {timeou
     ])
     // on assistant messages only
     expect(calls[0].input.filter((i: {phase?: unknown}) => i.phase !== undefined)).toHaveLength(2)
-    expect((await projectLogRows(base, 'ph-phase', 1)).map((r) => [r.status, r.error])).toEqual([[200, null]])
+    expect((await projectLogRows(gw.base, 'ph-phase', 1)).map((r) => [r.status, r.error])).toEqual([
+      [200, null],
+    ])
   })
 
   it("a chat client's assistant message with its tool_calls: the content commentary", async () => {
-    await takeSimCalls(simOrigin, RESPONSES)
-    const client = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('phase')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, RESPONSES)
+    const client = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('phase')!, maxRetries: 0})
     const answer = await client.chat.completions.create({
       model: 'gpt-5.5',
       tools: [{type: 'function', function: {name: 'read', parameters: {type: 'object'}}}],
@@ -93,7 +86,7 @@ describe('phase on the assistant messages sent to a Responses upstream', {timeou
       ],
     })
     expect(answer.choices[0].message.content).toBeTruthy()
-    const [call] = await takeSimCalls(simOrigin, RESPONSES)
+    const [call] = await takeSimCalls(gw.simOrigin, RESPONSES)
     expect(assistantItems(call.input)).toEqual([
       ['Reading it.', 'commentary'],
       ['It says hello.', 'final_answer'],
@@ -101,15 +94,15 @@ describe('phase on the assistant messages sent to a Responses upstream', {timeou
   })
 
   it('to gpt-5.2, which does not label its messages: none', async () => {
-    await takeSimCalls(simOrigin, RESPONSES)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('older')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, RESPONSES)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('older')!, maxRetries: 0})
     await client.messages.create({
       model: 'claude-sonnet-4-5',
       max_tokens: 256,
       tools: [READ],
       messages: claudeHistory,
     })
-    const [call] = await takeSimCalls(simOrigin, RESPONSES)
+    const [call] = await takeSimCalls(gw.simOrigin, RESPONSES)
     expect(assistantItems(call.input)).toEqual([
       ['I will read the file.', undefined],
       ['It says hello.', undefined],

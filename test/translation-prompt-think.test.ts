@@ -10,36 +10,28 @@
 import Anthropic from '@anthropic-ai/sdk'
 import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {expectReasoningThenText} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes} from './helpers/gateway.js'
-
-let base = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
+import {projectLogRows, translatedRoutes} from './helpers/gateway.js'
 
 const REASONING =
   'Let me think about "What is 17 * 23?". The user wants a short answer, so I will keep it brief.\n'
 const ask = 'What is 17 * 23?'
 
-beforeAll(async () => {
-  ;({base, stop, keys} = await startTranslatedRoutes(
-    {stream: 'sim-mini+think-open-in-prompt', json: 'sim-pro+think-open-in-prompt'},
-    {prefix: 'prompt-think', provider: 'sim-chat', families: ['messages', 'responses', 'gemini']},
-  ))
-}, 120_000)
+const gw = translatedRoutes(
+  {stream: 'sim-mini+think-open-in-prompt', json: 'sim-pro+think-open-in-prompt'},
+  {prefix: 'prompt-think', provider: 'sim-chat', families: ['messages', 'responses', 'gemini']},
+)
 
-afterAll(() => stop())
-
-const claude = (id: string) => new Anthropic({baseURL: base, apiKey: keys.get(id)!, maxRetries: 0})
+const claude = (id: string) => new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(id)!, maxRetries: 0})
 const params = (content = ask) => ({
   model: 'claude-sonnet-4-5',
   max_tokens: 1024,
   messages: [{role: 'user' as const, content}],
 })
 const rules = async (model: string): Promise<string[] | undefined> => {
-  const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+  const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {
     adaptations: Array<{model: string; rules: string[]}>
   }
   return adaptations.find((a) => a.model === model)?.rules
@@ -55,7 +47,7 @@ describe('a template that opens <think> in the prompt', {timeout: 60_000}, () =>
     const text = (first.content[0] as Anthropic.TextBlock).text
     expect(text).not.toContain('think>')
     expect(text).toMatch(/^Let me think about .*brief\.\nHello from /s)
-    const [row] = await projectLogRows(base, 'prompt-think-stream', 1)
+    const [row] = await projectLogRows(gw.base, 'prompt-think-stream', 1)
     expect(row.status).toBe(200)
     expect(row.error).toContain('closed a </think> it never opened')
     expect(await rules('sim-mini+think-open-in-prompt')).toEqual([expect.stringMatching(LEARNED)])
@@ -70,17 +62,17 @@ describe('a template that opens <think> in the prompt', {timeout: 60_000}, () =>
       expect(thinking.signature).toBe('gwx1.chat.think')
       expect(said.text).toMatch(/^Hello from /)
     }
-    const rows = await projectLogRows(base, 'prompt-think-stream', 3)
+    const rows = await projectLogRows(gw.base, 'prompt-think-stream', 3)
     expect(rows.slice(1).map((r) => r.error)).toEqual([null, null])
   })
 
   it('learned: reaches Codex as a reasoning summary, then the text, stream and not', async () => {
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('stream')!, maxRetries: 0})
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('stream')!, maxRetries: 0})
     await expectReasoningThenText(openai, ask, REASONING, /^Hello from /)
   })
 
   it('learned: reaches Gemini CLI as thought parts, then the text', async () => {
-    const ai = new GoogleGenAI({apiKey: keys.get('stream')!, httpOptions: {baseUrl: base}})
+    const ai = new GoogleGenAI({apiKey: gw.keys.get('stream')!, httpOptions: {baseUrl: gw.base}})
     const parts = []
     for await (const chunk of await ai.models.generateContentStream({
       model: 'gemini-2.5-pro',
@@ -100,7 +92,7 @@ describe('a template that opens <think> in the prompt', {timeout: 60_000}, () =>
     const [thinking, said] = answer.content as [Anthropic.ThinkingBlock, Anthropic.TextBlock]
     expect(said.text).toMatch(/^Hello from /)
     expect(thinking.thinking).toBe(said.text)
-    const rows = await projectLogRows(base, 'prompt-think-stream', 7)
+    const rows = await projectLogRows(gw.base, 'prompt-think-stream', 7)
     expect(rows.at(-1)!.error).toContain('had no </think>')
   })
 
@@ -111,7 +103,7 @@ describe('a template that opens <think> in the prompt', {timeout: 60_000}, () =>
     expect(thinking.thinking).toBe(REASONING)
     expect(said.text).toMatch(/^Hello from /)
     expect(await rules('sim-pro+think-open-in-prompt')).toEqual([expect.stringMatching(LEARNED)])
-    const [row] = await projectLogRows(base, 'prompt-think-json', 1)
+    const [row] = await projectLogRows(gw.base, 'prompt-think-json', 1)
     expect(row.error).toContain('closed a </think> it never opened')
   })
 })

@@ -11,15 +11,10 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
-
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 /** Policy id -> the provider and model all its routes translate to. */
 const ROUTES: Record<string, [provider: string, model: string]> = {
@@ -35,18 +30,14 @@ const ROUTES: Record<string, [provider: string, model: string]> = {
   gemini: ['sim-gemini', 'gemini-2.5-flash'],
 }
 
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(ROUTES, {prefix: 'refused'}))
-}, 120_000)
+const gw = translatedRoutes(ROUTES, {prefix: 'refused'})
 
-afterAll(() => stop())
-
-const calls = (path: RegExp) => takeSimCalls(simOrigin, path)
+const calls = (path: RegExp) => takeSimCalls(gw.simOrigin, path)
 const CHAT = /\/chat\/completions$/
 const MESSAGES = /\/v1\/messages$/
 const GEMINI = /:(?:stream)?[gG]enerateContent/
-const rows = (id: string, count = 1) => projectLogRows(base, `refused-${id}`, count)
-const openai = (id: string) => new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
+const rows = (id: string, count = 1) => projectLogRows(gw.base, `refused-${id}`, count)
+const openai = (id: string) => new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
 
 const BASH_TOOL = {
   name: 'Bash',
@@ -62,7 +53,7 @@ describe('a forced tool_choice to a chat server that takes only auto', {timeout:
     "Claude Code's named tool on %s: refused once, then auto with the call asked for, on every later request",
     async (_, id) => {
       await calls(CHAT)
-      const client = new Anthropic({baseURL: base, apiKey: keys.get(id)!, maxRetries: 0})
+      const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(id)!, maxRetries: 0})
       const ask = () =>
         client.messages.create({
           model: 'claude-sonnet-4-5',
@@ -202,7 +193,7 @@ describe('images an upstream cannot take', {timeout: 60_000}, () => {
 
   it('Claude Code on Gemini: a GIF goes as a line, image/jpg as image/jpeg', async () => {
     await calls(GEMINI)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('gemini')!, maxRetries: 0})
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('gemini')!, maxRetries: 0})
     const answer = await client.messages.create({
       model: 'claude-sonnet-4-5',
       max_tokens: 256,

@@ -6,9 +6,9 @@
  * call goes with its arguments repaired. The real daemon, the official OpenAI SDK.
  */
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 const MODEL = 'qwen3-coder-plus+dashscope-args'
 // DashScope behind OpenRouter: its refusal in OpenRouter's `metadata.raw`
@@ -16,19 +16,10 @@ const RELAYED = 'qwen3-coder-plus+dashscope-args+openrouter-errors'
 // MiniMax, which refuses it in its own words
 const MINIMAX = 'MiniMax-M2.7+minimax-args'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {coder: MODEL, relayed: RELAYED, minimax: MINIMAX},
-    {prefix: 'repair-args', provider: 'sim-chat', families: ['responses']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {coder: MODEL, relayed: RELAYED, minimax: MINIMAX},
+  {prefix: 'repair-args', provider: 'sim-chat', families: ['responses']},
+)
 
 /** Codex's next turn after a call whose stream was cut (its output: Codex's parse error), and one that ran. */
 const history = (text: string): OpenAI.Responses.ResponseInputItem[] => [
@@ -61,21 +52,21 @@ const argumentsSent = (body: Record<string, any>): string[] =>
 describe("DashScope's refusal of a history call's arguments that are not JSON", {timeout: 60_000}, () => {
   /** One refused try, then the history repaired, on every later turn from the start; the rows. */
   async function learnsTheRepair(key: string, project: string): Promise<void> {
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(key)!, maxRetries: 0})
-    await takeSimCalls(simOrigin, /./)
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(key)!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
     const first = await openai.responses.create({model: 'gpt-5.5', input: history('go on'), tools})
     expect(first.status).toBe('completed')
     expect(first.output.length).toBeGreaterThan(0)
-    const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const tries = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(tries.map(argumentsSent)).toEqual([
       ['{"command": ["bash", "-lc", "ls -la', '{"command":["ls"]}'],
       ['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'],
     ])
     // the next turn: repaired from the start, the same bytes
     await openai.responses.create({model: 'gpt-5.5', input: history('and now?'), tools})
-    const [next] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const [next] = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(argumentsSent(next)).toEqual(['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'])
-    expect((await projectLogRows(base, project, 2)).map((r) => [r.status, r.error])).toEqual([
+    expect((await projectLogRows(gw.base, project, 2)).map((r) => [r.status, r.error])).toEqual([
       [
         200,
         "sim-chat refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
@@ -86,7 +77,7 @@ describe("DashScope's refusal of a history call's arguments that are not JSON", 
 
   it('one failed try, then the history goes repaired, on every later turn from the start', async () => {
     await learnsTheRepair('coder', 'repair-args-coder')
-    const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+    const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {adaptations: any[]}
     const learned = adaptations.find((a) => a.provider === 'sim-chat' && a.model === MODEL)
     expect(learned.rules).toEqual([
       "history tool calls' arguments that are not JSON repaired (closed, or {})",
@@ -98,20 +89,22 @@ describe("DashScope's refusal of a history call's arguments that are not JSON", 
   })
 
   it('the same refusal relayed by OpenRouter (its words in metadata.raw): learned the same way', async () => {
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('relayed')!, maxRetries: 0})
-    await takeSimCalls(simOrigin, /./)
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('relayed')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
     const first = await openai.responses.create({model: 'gpt-5.5', input: history('go on'), tools})
     expect(first.status).toBe('completed')
-    const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const tries = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(tries.map(argumentsSent)).toEqual([
       ['{"command": ["bash", "-lc", "ls -la', '{"command":["ls"]}'],
       ['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'],
     ])
-    expect((await projectLogRows(base, 'repair-args-relayed', 1)).map((r) => [r.status, r.error])).toEqual([
+    expect((await projectLogRows(gw.base, 'repair-args-relayed', 1)).map((r) => [r.status, r.error])).toEqual(
       [
-        200,
-        "sim-chat refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
+        [
+          200,
+          "sim-chat refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
+        ],
       ],
-    ])
+    )
   })
 })

@@ -7,28 +7,19 @@
  * daemon, the simulator's chat, Messages and Gemini upstreams, the official OpenAI SDK.
  */
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {codexLiteTools} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      chat: ['sim-chat', 'gpt-4o'],
-      messages: ['sim-messages', 'claude-sonnet-4-5'],
-      gemini: ['sim-gemini', 'gemini-2.5-flash'],
-    },
-    {prefix: 'lite', families: ['responses']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {
+    chat: ['sim-chat', 'gpt-4o'],
+    messages: ['sim-messages', 'claude-sonnet-4-5'],
+    gemini: ['sim-gemini', 'gemini-2.5-flash'],
+  },
+  {prefix: 'lite', families: ['responses']},
+)
 
 /** Codex 0.171.0's item on gpt-6.2-sol, as captured (fewer tools, descriptions cut). */
 const ADDITIONAL = codexLiteTools()
@@ -47,7 +38,7 @@ describe("Codex's Responses Lite tools through translation", {timeout: 60_000}, 
   it.each(['chat', 'messages', 'gemini'])(
     'reach a %s upstream; the call of exec comes back in the functions namespace, and its second turn goes',
     async (family) => {
-      const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(family)!, maxRetries: 0})
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(family)!, maxRetries: 0})
       const input: unknown[] = [
         ADDITIONAL,
         {type: 'message', role: 'developer', content: [{type: 'input_text', text: 'You are Codex.'}]},
@@ -60,11 +51,11 @@ describe("Codex's Responses Lite tools through translation", {timeout: 60_000}, 
         store: false,
         include: ['reasoning.encrypted_content' as const],
       }
-      await takeSimCalls(simOrigin, MODEL_CALL)
+      await takeSimCalls(gw.simOrigin, MODEL_CALL)
       const first = await openai.responses
         .stream({...request, input: input as OpenAI.Responses.ResponseInput})
         .finalResponse()
-      const [upstream1] = await takeSimCalls(simOrigin, MODEL_CALL)
+      const [upstream1] = await takeSimCalls(gw.simOrigin, MODEL_CALL)
       expect(offered(family, upstream1)).toEqual(NAMES)
       const call = first.output.find((o) => o.type === 'custom_tool_call') as unknown as Record<
         string,
@@ -86,10 +77,10 @@ describe("Codex's Responses Lite tools through translation", {timeout: 60_000}, 
         .finalResponse()
       // (the sim quotes the result as it got it: Gemini's as `{"output": ...}`)
       expect(second.output_text).toMatch(/^The tool answered: .*Script completed: 42/)
-      const [upstream2] = await takeSimCalls(simOrigin, MODEL_CALL)
+      const [upstream2] = await takeSimCalls(gw.simOrigin, MODEL_CALL)
       expect(offered(family, upstream2)).toEqual(NAMES)
       expect(JSON.stringify(upstream2)).toContain('functions__exec')
-      expect((await projectLogRows(base, `lite-${family}`, 2)).map((r) => [r.status, r.error])).toEqual([
+      expect((await projectLogRows(gw.base, `lite-${family}`, 2)).map((r) => [r.status, r.error])).toEqual([
         [200, null],
         [200, null],
       ])

@@ -5,28 +5,19 @@
  * from the body, which its SDK honours.
  */
 import Anthropic from '@anthropic-ai/sdk'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let key = ''
-let stop: () => Promise<void> = async () => {}
-
-beforeAll(async () => {
-  let keys: Map<string, string>
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {flash: 'gemini-2.5-flash'},
-    {prefix: 'r429', provider: 'sim-gemini', families: ['responses', 'messages']},
-  ))
-  key = keys.get('flash')!
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {flash: 'gemini-2.5-flash'},
+  {prefix: 'r429', provider: 'sim-gemini', families: ['responses', 'messages']},
+)
+/** The key of the one policy. */
+const key = () => gw.keys.get('flash')!
 
 const queueFault = async (fault: string) => {
-  const res = await fetch(`${simOrigin}/__sim/faults`, {
+  const res = await fetch(`${gw.simOrigin}/__sim/faults`, {
     method: 'POST',
     headers: {'content-type': 'application/json'},
     body: JSON.stringify({fault}),
@@ -36,12 +27,12 @@ const queueFault = async (fault: string) => {
 
 describe('a Gemini upstream rate-limited per minute, through translation', () => {
   it('Codex: waits the RetryInfo delay, then its answer; one row with the note', async () => {
-    await takeSimCalls(simOrigin, /./)
+    await takeSimCalls(gw.simOrigin, /./)
     await queueFault('status=429,retry-delay=0.2s,path=/models/')
-    const res = await fetch(`${base}/v1/responses`, {
+    const res = await fetch(`${gw.base}/v1/responses`, {
       method: 'POST',
       headers: {
-        authorization: `Bearer ${key}`,
+        authorization: `Bearer ${key()}`,
         'content-type': 'application/json',
         accept: 'text/event-stream',
         originator: 'codex_exec',
@@ -51,8 +42,8 @@ describe('a Gemini upstream rate-limited per minute, through translation', () =>
     })
     expect(res.status).toBe(200)
     expect(await res.text()).toContain('response.completed')
-    expect(await takeSimCalls(simOrigin, /\/models\//)).toHaveLength(2)
-    const rows = await projectLogRows(base, 'r429-flash')
+    expect(await takeSimCalls(gw.simOrigin, /\/models\//)).toHaveLength(2)
+    const rows = await projectLogRows(gw.base, 'r429-flash')
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({
       status: 200,
@@ -61,9 +52,9 @@ describe('a Gemini upstream rate-limited per minute, through translation', () =>
   })
 
   it("Claude Code: the 429 at once, with retry-after from Google's RetryInfo", async () => {
-    await takeSimCalls(simOrigin, /./)
+    await takeSimCalls(gw.simOrigin, /./)
     await queueFault('status=429,retry-delay=4.2s,path=/models/')
-    const error = await new Anthropic({baseURL: base, apiKey: key, maxRetries: 0}).messages
+    const error = await new Anthropic({baseURL: gw.base, apiKey: key(), maxRetries: 0}).messages
       .create({model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{role: 'user', content: 'hi'}]})
       .then(
         () => undefined,
@@ -71,6 +62,6 @@ describe('a Gemini upstream rate-limited per minute, through translation', () =>
       )
     expect(error?.status).toBe(429)
     expect(error?.headers?.get('retry-after')).toBe('5')
-    expect(await takeSimCalls(simOrigin, /\/models\//)).toHaveLength(1)
+    expect(await takeSimCalls(gw.simOrigin, /\/models\//)).toHaveLength(1)
   })
 })

@@ -7,23 +7,14 @@
  * prefix cache (`prefix-cache`), the official SDK; the log row's cache read.
  */
 import Anthropic from '@anthropic-ai/sdk'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {responses: ['sim-responses', 'sim-mini+prefix-cache']},
-    {prefix: 'sp', families: ['messages']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+const gw = translatedRoutes(
+  {responses: ['sim-responses', 'sim-mini+prefix-cache']},
+  {prefix: 'sp', families: ['messages']},
+)
 
 const ENV =
   '# Environment\nYou have been invoked in the following environment:\n - Primary working directory: /work'
@@ -55,18 +46,18 @@ function request(second: boolean): Anthropic.MessageCreateParamsNonStreaming {
 
 describe("Claude Code's mid-conversation system message to a Responses upstream", {timeout: 60_000}, () => {
   it("goes where it stood: request 2 reads the whole of request 1's prompt from the cache", async () => {
-    await takeSimCalls(simOrigin, /\/responses$/)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('responses')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /\/responses$/)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('responses')!, maxRetries: 0})
     await client.messages.create(request(false))
     await client.messages.create(request(true))
-    const [one, two] = await takeSimCalls(simOrigin, /\/responses$/)
+    const [one, two] = await takeSimCalls(gw.simOrigin, /\/responses$/)
     expect(two.instructions).toBe(one.instructions)
     expect(two.input.at(-1)).toEqual({
       type: 'message',
       role: 'developer',
       content: [{type: 'input_text', text: ENV}],
     })
-    const rows = await projectLogRows(base, 'sp-responses', 2)
+    const rows = await projectLogRows(gw.base, 'sp-responses', 2)
     expect(rows.map((r) => r.status)).toEqual([200, 200])
     // (the simulator's prompt of request 1, the same bytes at the head of request 2)
     expect(rows[1].cacheReadTokens).toBe(rows[0].inputTokens)
@@ -74,16 +65,16 @@ describe("Claude Code's mid-conversation system message to a Responses upstream"
   })
 
   it('is folded for the simulator standing for DeepSeek (`adjacent-outputs`), as for real DeepSeek', async () => {
-    await takeSimCalls(simOrigin, /\/responses$/)
+    await takeSimCalls(gw.simOrigin, /\/responses$/)
     const client = new Anthropic({
-      baseURL: base,
-      apiKey: keys.get('responses')!,
+      baseURL: gw.base,
+      apiKey: gw.keys.get('responses')!,
       maxRetries: 0,
       defaultHeaders: {'x-sim-quirk': 'adjacent-outputs'},
     })
     await client.messages.create(request(false))
     await client.messages.create(request(true))
-    const [one, two] = await takeSimCalls(simOrigin, /\/responses$/)
+    const [one, two] = await takeSimCalls(gw.simOrigin, /\/responses$/)
     // (DeepSeek's Responses API refuses an item between a call and its output: every system text
     // in the instructions, the date's and the environment's)
     expect(one.instructions).toContain("Today's date is 2026-07-01.")

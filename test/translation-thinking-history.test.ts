@@ -11,34 +11,25 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  // (a policy's messages route passes to the Messages model; its responses route translates)
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      deepseek: ['sim-messages', 'deepseek-v4-pro+reasoning-content-required'],
-      codex: ['sim-messages', 'deepseek-v4-flash+reasoning-content-required'],
-      kimi: ['sim-messages', 'kimi-k2.6+reasoning-content-required'],
-    },
-    {prefix: 'thinkhist', families: ['messages', 'responses']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+// (a policy's messages route passes to the Messages model; its responses route translates)
+const gw = translatedRoutes(
+  {
+    deepseek: ['sim-messages', 'deepseek-v4-pro+reasoning-content-required'],
+    codex: ['sim-messages', 'deepseek-v4-flash+reasoning-content-required'],
+    kimi: ['sim-messages', 'kimi-k2.6+reasoning-content-required'],
+  },
+  {prefix: 'thinkhist', families: ['messages', 'responses']},
+)
 
 const MESSAGES = /\/v1\/messages$/
-const calls = () => takeSimCalls(simOrigin, MESSAGES)
-const rows = (id: string, count = 1) => projectLogRows(base, `thinkhist-${id}`, count)
-const anthropic = (id: string) => new Anthropic({baseURL: base, apiKey: keys.get(id)!, maxRetries: 0})
+const calls = () => takeSimCalls(gw.simOrigin, MESSAGES)
+const rows = (id: string, count = 1) => projectLogRows(gw.base, `thinkhist-${id}`, count)
+const anthropic = (id: string) => new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(id)!, maxRetries: 0})
 
 const TOOLS = [
   {
@@ -105,7 +96,7 @@ describe(
 
     it("Codex translated to DeepSeek's Anthropic endpoint: a call without reasoning gets the empty block, and the request keeps its thinking", async () => {
       await calls()
-      const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('codex')!, maxRetries: 0})
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('codex')!, maxRetries: 0})
       const input = [
         {role: 'user', content: 'Read /tmp/notes.txt.'},
         {

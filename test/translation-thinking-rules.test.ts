@@ -18,40 +18,31 @@
 import Anthropic from '@anthropic-ai/sdk'
 import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {codexRequest} from './helpers/codex.js'
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
-
-beforeAll(async () => {
-  // (each policy's messages route passes to a Messages model, translates to a chat one; its
-  // responses and gemini routes translate)
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      glm: ['sim-chat', 'glm-5.3+zai-always-thinks'],
-      later: ['sim-chat', 'glm-5.4+zai-always-thinks'],
-      minimax: ['sim-messages', 'MiniMax-M3+minimax-thinking'],
-      relay: ['sim-messages', 'qwen3.7-plus+enum-thinking'],
-      pyrelay: ['sim-messages', 'qwen3.7-plus+pydantic-thinking'],
-      levels: ['sim-messages', 'qwen3.7-plus+effort-levels'],
-      gpt: ['sim-chat', 'gpt-5.5+no-minimal-effort'],
-    },
-    {prefix: 'thinkrules', families: ['messages', 'responses', 'gemini']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
+// (each policy's messages route passes to a Messages model, translates to a chat one; its
+// responses and gemini routes translate)
+const gw = translatedRoutes(
+  {
+    glm: ['sim-chat', 'glm-5.3+zai-always-thinks'],
+    later: ['sim-chat', 'glm-5.4+zai-always-thinks'],
+    minimax: ['sim-messages', 'MiniMax-M3+minimax-thinking'],
+    relay: ['sim-messages', 'qwen3.7-plus+enum-thinking'],
+    pyrelay: ['sim-messages', 'qwen3.7-plus+pydantic-thinking'],
+    levels: ['sim-messages', 'qwen3.7-plus+effort-levels'],
+    gpt: ['sim-chat', 'gpt-5.5+no-minimal-effort'],
+  },
+  {prefix: 'thinkrules', families: ['messages', 'responses', 'gemini']},
+)
 
 const CHAT = /\/chat\/completions$/
 const MESSAGES = /\/v1\/messages$/
-const rows = (id: string, count = 1) => projectLogRows(base, `thinkrules-${id}`, count)
+const rows = (id: string, count = 1) => projectLogRows(gw.base, `thinkrules-${id}`, count)
 const learned = async (model: string): Promise<string[]> => {
-  const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+  const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {
     adaptations: Array<{model: string; rules: string[]}>
   }
   return adaptations.find((a) => a.model === model)?.rules ?? []
@@ -76,13 +67,13 @@ const mainCall = (model = 'claude-opus-5-5', effort = 'medium'): any => ({
 
 describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
   it("by its name: Claude Code's helper call goes with effort low, its medium as high, each on the first try", async () => {
-    await takeSimCalls(simOrigin, /./)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('glm')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('glm')!, maxRetries: 0})
     const title = await client.messages.create(helperCall())
     expect(title.content.some((b) => b.type === 'text')).toBe(true)
     const main = await client.messages.stream(mainCall()).finalMessage()
     expect(main.content.map((b) => b.type)).toEqual(['thinking', 'text'])
-    const sent = await takeSimCalls(simOrigin, CHAT)
+    const sent = await takeSimCalls(gw.simOrigin, CHAT)
     expect(sent.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
       [undefined, 'low'],
       [undefined, 'high'],
@@ -94,8 +85,8 @@ describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
   })
 
   it("Claude Code's /effort max and xhigh: max, its most, on the first try", async () => {
-    await takeSimCalls(simOrigin, /./)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('glm')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('glm')!, maxRetries: 0})
     for (const effort of ['max', 'xhigh']) {
       const main = await client.messages.stream(mainCall('claude-opus-5-5', effort)).finalMessage()
       expect(
@@ -103,7 +94,7 @@ describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
         effort,
       ).toEqual(['thinking', 'text'])
     }
-    const sent = await takeSimCalls(simOrigin, CHAT)
+    const sent = await takeSimCalls(gw.simOrigin, CHAT)
     expect(sent.map((b) => b.reasoning_effort)).toEqual(['max', 'max'])
     // (the two rows after the test before's two)
     expect((await rows('glm', 4)).slice(2).map((r) => [r.status, r.error])).toEqual([
@@ -113,22 +104,22 @@ describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
   })
 
   it("Gemini CLI's thinkingBudget 0 and Codex's effort none: low too", async () => {
-    await takeSimCalls(simOrigin, /./)
-    const ai = new GoogleGenAI({apiKey: keys.get('glm')!, httpOptions: {baseUrl: base}})
+    await takeSimCalls(gw.simOrigin, /./)
+    const ai = new GoogleGenAI({apiKey: gw.keys.get('glm')!, httpOptions: {baseUrl: gw.base}})
     const gemini = await ai.models.generateContent({
       model: 'gemini-2.5-flash',
       contents: [{role: 'user', parts: [{text: 'Write a title for this chat'}]}],
       config: {thinkingConfig: {thinkingBudget: 0}},
     })
     expect(gemini.candidates?.[0]?.content?.parts?.some((p) => p.text)).toBe(true)
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('glm')!, maxRetries: 0})
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('glm')!, maxRetries: 0})
     const codex = await openai.responses.create({
       model: 'gpt-5.5',
       input: 'Write a title for this chat',
       reasoning: {effort: 'none'},
     })
     expect(codex.status).toBe('completed')
-    const sent = await takeSimCalls(simOrigin, CHAT)
+    const sent = await takeSimCalls(gw.simOrigin, CHAT)
     expect(sent.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
       [undefined, 'low'],
       [undefined, 'low'],
@@ -136,11 +127,11 @@ describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
   })
 
   it('a name that does not say it: one refusal of the switch teaches every effort it lists', async () => {
-    await takeSimCalls(simOrigin, /./)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('later')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('later')!, maxRetries: 0})
     const title = await client.messages.create(helperCall())
     expect(title.content.some((b) => b.type === 'text')).toBe(true)
-    const tries = await takeSimCalls(simOrigin, CHAT)
+    const tries = await takeSimCalls(gw.simOrigin, CHAT)
     expect(tries.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
       [{type: 'disabled'}, undefined],
       [undefined, 'low'],
@@ -148,11 +139,11 @@ describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
     // the main agent's medium: one try, as the model takes it
     const main = await client.messages.stream(mainCall()).finalMessage()
     expect(main.content.map((b) => b.type)).toEqual(['thinking', 'text'])
-    const [next] = await takeSimCalls(simOrigin, CHAT)
+    const [next] = await takeSimCalls(gw.simOrigin, CHAT)
     expect(next.reasoning_effort).toBe('high')
     // and the next helper call goes with low from the start
     await client.messages.create(helperCall())
-    const again = await takeSimCalls(simOrigin, CHAT)
+    const again = await takeSimCalls(gw.simOrigin, CHAT)
     expect(again.map((b) => [b.thinking, b.reasoning_effort])).toEqual([[undefined, 'low']])
     expect((await rows('later', 3)).map((r) => [r.status, r.error])).toEqual([
       [
@@ -173,15 +164,15 @@ describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
 
 describe('a thinking form an Anthropic-compatible server refuses', {timeout: 60_000}, () => {
   it("MiniMax-M3 refuses thinking.type enabled: Codex's effort goes again as adaptive, and so from then on", async () => {
-    await takeSimCalls(simOrigin, /./)
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('minimax')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('minimax')!, maxRetries: 0})
     const first = await openai.responses.create(codexRequest('Say hello.'))
     expect(first.status).toBe('completed')
-    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    const tries = await takeSimCalls(gw.simOrigin, MESSAGES)
     expect(tries.map((b) => b.thinking?.type)).toEqual(['enabled', 'adaptive'])
     expect(tries[1].output_config).toEqual({effort: 'high'})
     await openai.responses.create(codexRequest('Say hello again.'))
-    const next = await takeSimCalls(simOrigin, MESSAGES)
+    const next = await takeSimCalls(gw.simOrigin, MESSAGES)
     expect(next.map((b) => b.thinking?.type)).toEqual(['adaptive'])
     expect((await rows('minimax', 2)).map((r) => [r.status, r.error])).toEqual([
       [
@@ -193,16 +184,16 @@ describe('a thinking form an Anthropic-compatible server refuses', {timeout: 60_
   })
 
   it("a relay's zod schema refuses Claude Code's adaptive thinking, passed through: enabled with a budget", async () => {
-    await takeSimCalls(simOrigin, /./)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('relay')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('relay')!, maxRetries: 0})
     const first = await client.messages.stream(mainCall('qwen3.7-plus')).finalMessage()
     expect(first.content.some((b) => b.type === 'text')).toBe(true)
-    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    const tries = await takeSimCalls(gw.simOrigin, MESSAGES)
     expect(tries.map((b) => b.thinking?.type)).toEqual(['adaptive', 'enabled'])
     expect(tries[1].thinking.budget_tokens).toBeGreaterThanOrEqual(1024)
     expect(tries[1].thinking.budget_tokens).toBeLessThan(32000)
     await client.messages.stream(mainCall('qwen3.7-plus')).finalMessage()
-    const next = await takeSimCalls(simOrigin, MESSAGES)
+    const next = await takeSimCalls(gw.simOrigin, MESSAGES)
     expect(next.map((b) => b.thinking?.type)).toEqual(['enabled'])
     expect((await rows('relay', 2)).map((r) => [r.status, r.error])).toEqual([
       [200, 'sim-messages refused adaptive thinking: sent again with thinking.type enabled and a budget'],
@@ -213,14 +204,14 @@ describe('a thinking form an Anthropic-compatible server refuses', {timeout: 60_
 
 describe('a pydantic schema without adaptive thinking', {timeout: 60_000}, () => {
   it("refuses Claude Code's adaptive thinking (thinking.adaptive: Extra inputs), passed through: enabled with a budget", async () => {
-    await takeSimCalls(simOrigin, /./)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('pyrelay')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('pyrelay')!, maxRetries: 0})
     const first = await client.messages.stream(mainCall('qwen3.7-plus')).finalMessage()
     expect(first.content.some((b) => b.type === 'text')).toBe(true)
-    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    const tries = await takeSimCalls(gw.simOrigin, MESSAGES)
     expect(tries.map((b) => b.thinking?.type)).toEqual(['adaptive', 'enabled'])
     await client.messages.stream(mainCall('qwen3.7-plus')).finalMessage()
-    expect((await takeSimCalls(simOrigin, MESSAGES)).map((b) => b.thinking?.type)).toEqual(['enabled'])
+    expect((await takeSimCalls(gw.simOrigin, MESSAGES)).map((b) => b.thinking?.type)).toEqual(['enabled'])
     expect((await rows('pyrelay', 2)).map((r) => [r.status, r.error])).toEqual([
       [200, 'sim-messages refused adaptive thinking: sent again with thinking.type enabled and a budget'],
       [200, null],
@@ -230,15 +221,15 @@ describe('a pydantic schema without adaptive thinking', {timeout: 60_000}, () =>
 
 describe("Claude Code's efforts above high, refused", {timeout: 60_000}, () => {
   it('a Messages server that takes low, medium and high: max refused once, high from then on (xhigh too)', async () => {
-    await takeSimCalls(simOrigin, /./)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('levels')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('levels')!, maxRetries: 0})
     const first = await client.messages.stream(mainCall('qwen3.7-plus', 'max')).finalMessage()
     expect(first.content.some((b) => b.type === 'text')).toBe(true)
-    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    const tries = await takeSimCalls(gw.simOrigin, MESSAGES)
     expect(tries.map((b) => b.output_config)).toEqual([{effort: 'max'}, {effort: 'high'}])
     await client.messages.stream(mainCall('qwen3.7-plus', 'xhigh')).finalMessage()
     await client.messages.stream(mainCall('qwen3.7-plus', 'medium')).finalMessage()
-    const next = await takeSimCalls(simOrigin, MESSAGES)
+    const next = await takeSimCalls(gw.simOrigin, MESSAGES)
     expect(next.map((b) => b.output_config)).toEqual([{effort: 'high'}, {effort: 'medium'}])
     expect((await rows('levels', 3)).map((r) => [r.status, r.error])).toEqual([
       [
@@ -255,12 +246,12 @@ describe("Claude Code's efforts above high, refused", {timeout: 60_000}, () => {
   })
 
   it("Claude Code's /effort max stated mid-conversation: the retry, and the next request, at high", async () => {
-    await takeSimCalls(simOrigin, /./)
+    await takeSimCalls(gw.simOrigin, /./)
     // (Claude Code's user agent: its mid-conversation system messages are hoisted into the system
     // prompt, the last statement's effort the request's, before what was learned is applied)
     const client = new Anthropic({
-      baseURL: base,
-      apiKey: keys.get('levels')!,
+      baseURL: gw.base,
+      apiKey: gw.keys.get('levels')!,
       maxRetries: 0,
       defaultHeaders: {'user-agent': 'claude-cli/2.1.332 (external, sdk-cli)'},
     })
@@ -276,21 +267,21 @@ describe("Claude Code's efforts above high, refused", {timeout: 60_000}, () => {
     const first = await client.messages.stream(stated()).finalMessage()
     expect(first.content.some((b) => b.type === 'text')).toBe(true)
     await client.messages.stream(stated()).finalMessage()
-    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    const tries = await takeSimCalls(gw.simOrigin, MESSAGES)
     // (learned by the test before: high from the first try)
     expect(tries.map((b) => b.output_config)).toEqual([{effort: 'high'}, {effort: 'high'}])
     expect(tries.every((b) => b.messages.every((m: {role: string}) => m.role !== 'system'))).toBe(true)
   })
 
   it('GPT-5.5 by its name gets xhigh; a model that refuses it teaches high from the one refusal', async () => {
-    await takeSimCalls(simOrigin, /./)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('gpt')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('gpt')!, maxRetries: 0})
     const first = await client.messages.stream(mainCall('claude-opus-5-5', 'max')).finalMessage()
     expect(first.content.some((b) => b.type === 'text')).toBe(true)
-    const tries = await takeSimCalls(simOrigin, CHAT)
+    const tries = await takeSimCalls(gw.simOrigin, CHAT)
     expect(tries.map((b) => b.reasoning_effort)).toEqual(['xhigh', 'high'])
     await client.messages.stream(mainCall('claude-opus-5-5', 'xhigh')).finalMessage()
-    expect((await takeSimCalls(simOrigin, CHAT)).map((b) => b.reasoning_effort)).toEqual(['high'])
+    expect((await takeSimCalls(gw.simOrigin, CHAT)).map((b) => b.reasoning_effort)).toEqual(['high'])
     expect((await rows('gpt', 2)).map((r) => [r.status, r.error])).toEqual([
       [200, 'sim-chat refused reasoning_effort xhigh: sent again with high'],
       [200, null],

@@ -12,36 +12,27 @@
 import Anthropic from '@anthropic-ai/sdk'
 import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
-let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-let keys = new Map<string, string>()
+const gw = translatedRoutes(
+  {
+    // Claude Code translated to OpenAI's chat completions; a chat client passed through
+    openai: ['sim-chat', 'gpt-5-mini+tool-cap-128'],
+    // Gemini CLI with MCP servers translated to Responses
+    responses: ['sim-responses', 'gpt-5.4+tool-cap-128'],
+    // Gemini CLI passed through to Gemini
+    gemini: ['sim-gemini', 'gemini-2.5-pro+tool-cap-128'],
+    // Claude Code passed through to Kimi's Anthropic endpoint
+    kimi: ['sim-messages', 'kimi-k2.6+tool-cap-128'],
+  },
+  {prefix: 'cap', families: ['messages', 'chat', 'gemini']},
+)
 
-beforeAll(async () => {
-  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {
-      // Claude Code translated to OpenAI's chat completions; a chat client passed through
-      openai: ['sim-chat', 'gpt-5-mini+tool-cap-128'],
-      // Gemini CLI with MCP servers translated to Responses
-      responses: ['sim-responses', 'gpt-5.4+tool-cap-128'],
-      // Gemini CLI passed through to Gemini
-      gemini: ['sim-gemini', 'gemini-2.5-pro+tool-cap-128'],
-      // Claude Code passed through to Kimi's Anthropic endpoint
-      kimi: ['sim-messages', 'kimi-k2.6+tool-cap-128'],
-    },
-    {prefix: 'cap', families: ['messages', 'chat', 'gemini']},
-  ))
-}, 120_000)
-
-afterAll(() => stop())
-
-const rows = (id: string, count = 1) => projectLogRows(base, `cap-${id}`, count)
+const rows = (id: string, count = 1) => projectLogRows(gw.base, `cap-${id}`, count)
 const learned = async (model: string): Promise<string[]> => {
-  const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+  const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {
     adaptations: Array<{model: string; rules: string[]}>
   }
   return adaptations.find((a) => a.model === model)?.rules ?? []
@@ -54,8 +45,8 @@ const line = (leftOut: string[]) =>
 
 describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
   it('Claude Code to OpenAI chat: learned from the refusal, the first 128 and the called one sent, every turn alike', async () => {
-    await takeSimCalls(simOrigin, /\/chat\/completions$/)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('openai')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('openai')!, maxRetries: 0})
     const ask = () =>
       client.messages.create({
         model: 'claude-sonnet-4-5',
@@ -72,7 +63,7 @@ describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
         ],
       })
     expect((await ask()).content.length).toBeGreaterThan(0)
-    const calls = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(calls.map((c) => c.tools.length)).toEqual([140, 128])
     const sent = calls[1].tools.map((t: any) => t.function.name)
     expect(sent).toEqual([...names(127), 'mcp__srv__t139'])
@@ -92,7 +83,7 @@ describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
     expect(await learned('gpt-5-mini+tool-cap-128')).toEqual([RULE])
     // the next turn: one try, the same tools and system prompt
     await ask()
-    const later = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const later = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(later).toHaveLength(1)
     expect(JSON.stringify([later[0].tools, later[0].messages[0]])).toBe(
       JSON.stringify([calls[1].tools, calls[1].messages[0]]),
@@ -100,8 +91,8 @@ describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
   })
 
   it('a chat client passed through to that model: its first 128 tools, the line after its system message', async () => {
-    await takeSimCalls(simOrigin, /\/chat\/completions$/)
-    const client = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('openai')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
+    const client = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('openai')!, maxRetries: 0})
     const answer = await client.chat.completions.create({
       model: 'gpt-5-mini',
       messages: [
@@ -115,7 +106,7 @@ describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
     })
     expect(answer.choices[0].message).toBeDefined()
     // learned already (the same provider and model): one try
-    const calls = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/chat\/completions$/)
     expect(calls).toHaveLength(1)
     expect(calls[0].tools.map((t: any) => t.function.name)).toEqual(names(128))
     expect(calls[0].messages[0]).toEqual({
@@ -130,8 +121,8 @@ describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
   })
 
   it('Gemini CLI with MCP servers translated to Responses: learned from OpenAI’s words there', async () => {
-    await takeSimCalls(simOrigin, /\/responses$/)
-    const ai = new GoogleGenAI({apiKey: keys.get('responses')!, httpOptions: {baseUrl: base}})
+    await takeSimCalls(gw.simOrigin, /\/responses$/)
+    const ai = new GoogleGenAI({apiKey: gw.keys.get('responses')!, httpOptions: {baseUrl: gw.base}})
     const answer = await ai.models.generateContent({
       model: 'gemini-2.5-pro',
       contents: [{role: 'user', parts: [{text: 'Say hello.'}]}],
@@ -148,7 +139,7 @@ describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
       },
     })
     expect(answer.candidates?.length).toBe(1)
-    const calls = await takeSimCalls(simOrigin, /\/responses$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/responses$/)
     expect(calls.map((c) => c.tools.length)).toEqual([135, 128])
     expect(calls[1].tools.map((t: any) => t.name)).toEqual(names(128))
     expect(calls[1].instructions).toContain(line(names(135).slice(128)))
@@ -161,8 +152,8 @@ describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
 
   it('Gemini CLI passed through to Gemini: its declarations cut across its tools entries', async () => {
     const path = /:(?:stream)?[gG]enerateContent$/
-    await takeSimCalls(simOrigin, path)
-    const ai = new GoogleGenAI({apiKey: keys.get('gemini')!, httpOptions: {baseUrl: base}})
+    await takeSimCalls(gw.simOrigin, path)
+    const ai = new GoogleGenAI({apiKey: gw.keys.get('gemini')!, httpOptions: {baseUrl: gw.base}})
     const ask = () =>
       ai.models.generateContent({
         model: 'gemini-2.5-pro',
@@ -185,7 +176,7 @@ describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
         },
       })
     expect((await ask()).candidates?.length).toBe(1)
-    const calls = await takeSimCalls(simOrigin, path)
+    const calls = await takeSimCalls(gw.simOrigin, path)
     const counts = (c: Record<string, any>) => c.tools.map((t: any) => t.functionDeclarations.length)
     expect(calls.map(counts)).toEqual([
       [120, 20],
@@ -199,13 +190,13 @@ describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
     ])
     expect(await learned('gemini-2.5-pro+tool-cap-128')).toEqual([RULE])
     await ask()
-    const later = await takeSimCalls(simOrigin, path)
+    const later = await takeSimCalls(gw.simOrigin, path)
     expect(later.map(counts)).toEqual([[120, 8]])
   })
 
   it("Claude Code passed through to Kimi's Anthropic endpoint: learned from Kimi's words", async () => {
-    await takeSimCalls(simOrigin, /\/v1\/messages$/)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('kimi')!, maxRetries: 0})
+    await takeSimCalls(gw.simOrigin, /\/v1\/messages$/)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('kimi')!, maxRetries: 0})
     const system = [
       {type: 'text' as const, text: 'You are Claude Code.', cache_control: {type: 'ephemeral' as const}},
     ]
@@ -217,7 +208,7 @@ describe('more tools than the upstream model takes', {timeout: 60_000}, () => {
       messages: [{role: 'user', content: 'hi'}],
     })
     expect(answer.content.length).toBeGreaterThan(0)
-    const calls = await takeSimCalls(simOrigin, /\/v1\/messages$/)
+    const calls = await takeSimCalls(gw.simOrigin, /\/v1\/messages$/)
     expect(calls.map((c) => c.tools.length)).toEqual([131, 128])
     expect(calls[1].system).toEqual([...system, {type: 'text', text: line(names(131).slice(128))}])
     const [row] = await rows('kimi')

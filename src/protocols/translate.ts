@@ -997,15 +997,33 @@ export function adaptPassedMessages(
  * A Gemini body passed through untranslated (Gemini CLI on Gemini) with what was learned of its
  * upstream model applied: its function declarations held to the most the model takes (`toolCap`,
  * ./tool-cap.ts), and its thinking config in the form the model takes (a model of another
- * generation than the one Gemini CLI named: `noThinkingLevel`, `thinkingBudget`), everything else
- * as the client sent it. Its bytes for the upstream, and what the log row says was left out
- * (pushed to `notes`). Called only for an upstream model learned so.
+ * generation than the one Gemini CLI named: `noThinkingLevel`, `thinkingBudget`), its system
+ * instruction in the first user turn (`noSystemInstruction`, Gemma 3), everything else as the
+ * client sent it; in a countTokens body that wraps the request it counts (`generateContentRequest`),
+ * that request, so the count is of what generateContent would send and Gemma 3 is not sent the
+ * system instruction it refuses there either. Its bytes for the upstream, and what the log row says
+ * was left out (pushed to `notes`). Called only for an upstream model learned so.
  */
 export function adaptPassedGemini(
   body: Record<string, unknown>,
   adapt: UpstreamAdaptation,
   notes?: string[],
 ): Buffer {
+  const wrapped = body.generateContentRequest
+  if (wrapped && typeof wrapped === 'object' && !Array.isArray(wrapped))
+    return upstreamBytes({
+      ...body,
+      generateContentRequest: adaptedGemini(wrapped as Record<string, unknown>, adapt, notes),
+    })
+  return upstreamBytes(adaptedGemini(body, adapt, notes))
+}
+
+/** A passed-through Gemini request with what was learned applied ({@link adaptPassedGemini}). */
+function adaptedGemini(
+  body: Record<string, unknown>,
+  adapt: UpstreamAdaptation,
+  notes?: string[],
+): Record<string, unknown> {
   const capped = adapt.toolCap !== undefined ? geminiBodyWithinToolCap(body, adapt.toolCap) : undefined
   if (capped) notes?.push(capped.note)
   const out = capped?.body ?? body
@@ -1013,7 +1031,7 @@ export function adaptPassedGemini(
   if (adapt.noThinkingLevel) leaveOutThinkingLevel(out)
   if (adapt.thinkingBudget) adaptGeminiBudget(out, adapt.thinkingBudget)
   if (adapt.noSystemInstruction) systemIntoFirstTurn(out)
-  return upstreamBytes(out)
+  return out
 }
 
 /** A Gemini body without its `thinkingConfig` (a model that does not think). */

@@ -3,7 +3,7 @@ import {spawn} from 'node:child_process'
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {expect} from 'vitest'
+import {afterAll, beforeAll, expect} from 'vitest'
 
 import {processAlive} from '../../src/core/process.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../../src/store/schema.js'
@@ -169,6 +169,47 @@ export async function startTranslatedRoutes(
   for (const id of Object.keys(models))
     keys.set(id, await issueKeyOverApi(base, `${prefix}-${id}`, 'generic_agent', `${prefix}-${id}`))
   return {base, simOrigin, stop, keys}
+}
+
+/** What {@link translatedRoutes} starts for a file: read in its tests (its `beforeAll` sets it). */
+export interface TranslatedRoutes {
+  /** The gateway's origin. */
+  readonly base: string
+  /** The simulator's origin, for {@link takeSimCalls}. */
+  readonly simOrigin: string
+  /** Each model id's key. */
+  readonly keys: Map<string, string>
+}
+
+/**
+ * {@link startTranslatedRoutes} started before a file's tests (`beforeAll`, 120 s) and stopped after
+ * them (`afterAll`): called at a test file's top, the set-up of the translation and pass-through
+ * end-to-end files. What it started is read through the object returned, once the tests run.
+ */
+export function translatedRoutes(
+  models: Parameters<typeof startTranslatedRoutes>[0],
+  options: Parameters<typeof startTranslatedRoutes>[1],
+): TranslatedRoutes {
+  let started: Awaited<ReturnType<typeof startTranslatedRoutes>> | undefined
+  beforeAll(async () => {
+    started = await startTranslatedRoutes(models, options)
+  }, 120_000)
+  afterAll(() => started?.stop())
+  const get = () => {
+    if (!started) throw new Error('the gateway is not started: read it in a test')
+    return started
+  }
+  return {
+    get base() {
+      return get().base
+    },
+    get simOrigin() {
+      return get().simOrigin
+    },
+    get keys() {
+      return get().keys
+    },
+  }
 }
 
 /** What {@link startGeminiRoutes} started. */

@@ -124,6 +124,21 @@ export const messagesTarget = (name: string, model: string, origin: string): Pro
   model,
 })
 
+/**
+ * A Messages client's smallest request (`hi`, 64 tokens, not streamed, the key `gw-key`) posted to
+ * the gateway at `origin`: what a test of the answer's status and headers sends.
+ */
+export const askMessages = (origin: string): Promise<Response> =>
+  fetch(`${origin}/v1/messages`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', 'x-api-key': 'gw-key', 'anthropic-version': '2023-06-01'},
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64,
+      messages: [{role: 'user', content: 'hi'}],
+    }),
+  })
+
 const MESSAGE = {
   id: 'msg_1',
   type: 'message',

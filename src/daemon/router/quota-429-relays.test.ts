@@ -10,7 +10,7 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import type {Family} from '../../store/schema.js'
 import {CircuitBreaker} from './breaker.js'
 import type {GatewayRoute, Upstream} from './proxy-fixture.js'
-import {CHAT_ANSWER, ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {askMessages, CHAT_ANSWER, chatTarget, ProxyGateway, startUpstream} from './proxy-fixture.js'
 
 let route: (family: Family) => GatewayRoute
 const gateway = new ProxyGateway({route: (family) => route(family)})
@@ -58,39 +58,22 @@ afterAll(async () => {
   await gateway.close()
 })
 
-const askMessages = async (): Promise<Response> =>
-  fetch(`${gateway.url}/v1/messages`, {
-    method: 'POST',
-    headers: {'content-type': 'application/json', 'x-api-key': 'gw-key', 'anthropic-version': '2023-06-01'},
-    body: JSON.stringify({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 64,
-      messages: [{role: 'user', content: 'hi'}],
-    }),
-  })
+/** The one-api relay (with `breaker`) as the route's target, the good one after it where `fallback`. */
+const relayRoute = (breaker: CircuitBreaker, fallback: boolean): GatewayRoute => ({
+  targets: [
+    {...chatTarget('relay', 'm', relay429.origin), translate: true, breaker},
+    ...(fallback ? [{...chatTarget('good', 'm', good.origin), translate: true}] : []),
+  ],
+  fallbacks: true,
+})
 
 describe('a 429 in a 200 body, translated', () => {
   it('goes to the fallback target, and the relay breaker opens', async () => {
     const breaker = new CircuitBreaker('relay')
-    route = () => ({
-      targets: [
-        {
-          provider: {name: 'relay', family: 'chat', baseUrl: relay429.origin, credential: {secret: 'k'}},
-          model: 'm',
-          translate: true,
-          breaker,
-        },
-        {
-          provider: {name: 'good', family: 'chat', baseUrl: good.origin, credential: {secret: 'k'}},
-          model: 'm',
-          translate: true,
-        },
-      ],
-      fallbacks: true,
-    })
+    route = () => relayRoute(breaker, true)
     const statuses: number[] = []
     for (let i = 0; i < 8; i++) {
-      const res = await askMessages()
+      const res = await askMessages(gateway.url)
       await res.text()
       statuses.push(res.status)
     }
@@ -104,18 +87,8 @@ describe('a 429 in a 200 body, translated', () => {
 
   it('with no other target: the 429 to the client, the breaker closed', async () => {
     const breaker = new CircuitBreaker('relay')
-    route = () => ({
-      targets: [
-        {
-          provider: {name: 'relay', family: 'chat', baseUrl: relay429.origin, credential: {secret: 'k'}},
-          model: 'm',
-          translate: true,
-          breaker,
-        },
-      ],
-      fallbacks: true,
-    })
-    for (let i = 0; i < 7; i++) expect((await askMessages()).status).toBe(429)
+    route = () => relayRoute(breaker, false)
+    for (let i = 0; i < 7; i++) expect((await askMessages(gateway.url)).status).toBe(429)
     expect(relayCalls).toBe(7)
     expect(breaker.snapshot().state).toBe('closed')
   })
@@ -135,7 +108,7 @@ describe('insufficient_quota in another family, passed through and rewrapped', (
         },
       ],
     })
-    const res = await askMessages()
+    const res = await askMessages(gateway.url)
     const body = (await res.json()) as {type: string; error: {message: string}}
     expect(res.status).toBe(429)
     expect(res.headers.get('x-should-retry')).toBe('false')

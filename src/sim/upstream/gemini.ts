@@ -300,7 +300,11 @@ function handle(context: SimContext, emptied: Set<string>) {
       )
       return
     }
-    const body = (request.body ?? {}) as Body
+    const sent = (request.body ?? {}) as Body
+    // countTokens may wrap the request it counts (`generateContentRequest`, Google's REST form:
+    // its system instruction, tools and config go only there)
+    const wrapped = sent.generateContentRequest
+    const body = method === 'countTokens' && wrapped && typeof wrapped === 'object' ? (wrapped as Body) : sent
     if (!Array.isArray(body.contents)) {
       context.sendError(request, 400, '* GenerateContentRequest.contents: contents is not specified')
       return
@@ -309,9 +313,10 @@ function handle(context: SimContext, emptied: Set<string>) {
       context.sendError(request, 400, unknownQuirkMessage(selection.unknown))
       return
     }
+    // (a system instruction refused in a request to count too: Gemma 3's)
     const refused =
       method === 'countTokens'
-        ? undefined
+        ? refusedSystemInstruction(body, quirks, model)
         : (refusedThinkingBudget(body, quirks, model) ??
           refusedSystemInstruction(body, quirks, model) ??
           refusedMaxOutputTokens(body, quirks))

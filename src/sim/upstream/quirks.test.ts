@@ -929,6 +929,21 @@ describe('gemini quirks', () => {
     expect(await said('gemma-4-31b-it', withSystem)).toBe(200)
   })
 
+  it('countTokens: Gemma 3 refuses a system instruction in the request it wraps, and counts one without', async () => {
+    const path = '/v1beta/models/gemma-3-27b-it:countTokens'
+    const request = {model: 'models/gemma-3-27b-it', contents: [{role: 'user', parts: [{text: 'x'}]}]}
+    const refused = await post(path, {
+      generateContentRequest: {...request, systemInstruction: {parts: [{text: 'Be brief.'}]}},
+    })
+    expect(refused.status).toBe(400)
+    expect((refused.json as {error: {message: string}}).error.message).toBe(
+      'Developer instruction is not enabled for models/gemma-3-27b-it',
+    )
+    const counted = await post(path, {generateContentRequest: request})
+    expect(counted.status).toBe(200)
+    expect((counted.json as {totalTokens: number}).totalTokens).toBeGreaterThan(0)
+  })
+
   it("by name: Gemma 3 refuses any thinking config, Gemma 4 a budget and any level but MINIMAL and HIGH, in Google's words", async () => {
     const config = (thinkingConfig: Json) => ({
       contents: [{parts: [{text: 'x'}]}],
