@@ -62,7 +62,7 @@ afterAll(async () => {
 const relayRoute = (breaker: CircuitBreaker, fallback: boolean): GatewayRoute => ({
   targets: [
     {...chatTarget('relay', 'm', relay429.origin), translate: true, breaker},
-    ...(fallback ? [{...chatTarget('good', 'm', good.origin), translate: true}] : []),
+    ...(fallback ? [{...chatTarget('good', 'm', good.origin), translate: true as const}] : []),
   ],
   fallbacks: true,
 })
