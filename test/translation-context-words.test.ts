@@ -9,6 +9,8 @@
  * official SDKs.
  */
 import Anthropic from '@anthropic-ai/sdk'
+import {createOpenAICompatible} from '@ai-sdk/openai-compatible'
+import {streamText} from 'ai'
 import OpenAI from 'openai'
 import {describe, expect, it} from 'vitest'
 
@@ -191,6 +193,50 @@ describe(
       expect(
         adaptations.find((a) => a.provider === 'sim-chat' && a.model === LM_STREAM)?.window?.tokens,
       ).toBe(4096)
+    })
+
+    it("LM Studio's overflow inside a 200 stream, a chat client passed through: OpenAI's words and code in the stream's error event", async () => {
+      await takeSimCalls(gw.simOrigin, /./)
+      // Qwen Code's SDK: the stream's error event thrown as an API error
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('lmstream')!, maxRetries: 0})
+      const refused = await refusal(
+        (async () => {
+          const stream = await openai.chat.completions.create({
+            model: 'qwen3-coder',
+            stream: true,
+            messages: [{role: 'user', content: LONG}],
+          })
+          for await (const _ of stream);
+        })(),
+      )
+      expect(refused.error).toMatchObject({code: 'context_length_exceeded', type: 'invalid_request_error'})
+      expect(refused.error.message).toMatch(
+        /^This model's maximum context length is 4096 tokens\. However, your messages resulted in \d+ tokens\. .*\(Input does not fit in context length\./,
+      )
+      // OpenCode's (the AI SDK's) error part: the same error, whose words its overflow test matches
+      const errors: unknown[] = []
+      const result = streamText({
+        model: createOpenAICompatible({
+          name: 'lm',
+          baseURL: `${gw.base}/v1`,
+          apiKey: gw.keys.get('lmstream')!,
+        }).chatModel('qwen3-coder'),
+        maxRetries: 0,
+        prompt: LONG,
+        onError: ({error}) => {
+          errors.push(error)
+        },
+      })
+      for await (const _ of result.fullStream);
+      expect(errors).toEqual([
+        expect.objectContaining({
+          code: 'context_length_exceeded',
+          message: expect.stringMatching(/^This model's maximum context length is 4096 tokens/),
+        }),
+      ])
+      // the row keeps LM Studio's words
+      const [row] = await projectLogRows(gw.base, 'ctxw-lmstream', 1)
+      expect(row.error).toContain('Input does not fit in context length.')
     })
 
     it('the window each refusal stated is kept (none where none is stated)', async () => {

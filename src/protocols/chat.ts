@@ -555,6 +555,7 @@ function resultText(content: Array<TextPart | ImagePart>): string {
  * parts (`cache_control`): OpenRouter's `anthropic/...`, LiteLLM's, Portkey's and most relays'
  * `claude-...`. Without them Claude caches nothing through chat completions, and every turn of an
  * agent's conversation pays its whole prompt (peers' users measured 6-13 times the input cost).
+ * A Qwen model on DashScope takes the same marks, placed the same (CodecContext `qwenCacheMarks`).
  */
 export const takesCacheMarks = (model: string): boolean => /(?:^|\/)anthropic\/|claude/i.test(model)
 
@@ -881,7 +882,7 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
     model,
     messages: encodeMessages(
       request,
-      takesCacheMarks(model) && ctx?.noCacheMarks !== true,
+      (takesCacheMarks(model) || ctx?.qwenCacheMarks === true) && ctx?.noCacheMarks !== true,
       ctx?.systemInPlace === true,
     ),
   }

@@ -780,6 +780,16 @@ export interface CodecContext {
   /** Chat upstreams: the server refused Anthropic's cache marks on content parts (`cache_control`). */
   noCacheMarks?: boolean
   /**
+   * Chat upstreams: Alibaba's DashScope serving a Qwen model (../daemon/router/plain-tools.ts
+   * `isDashScopeApi`), whose explicit cache takes Anthropic's cache marks on content parts (Model
+   * Studio's "Context cache" guide: `cache_control: {type: 'ephemeral'}`, at most 4 a request, each
+   * looking back 20 content blocks, a prefix of 1 024 tokens at least; without them only its
+   * implicit cache, hits not guaranteed): marked as for Claude. Alibaba's own Qwen Code marks so
+   * the system message and the last message, a `tool` message included (its DashScope provider,
+   * `addDashScopeCacheControl`).
+   */
+  qwenCacheMarks?: boolean
+  /**
    * Gemini upstreams: where the images and documents of a function's result go, learned from a
    * refusal of the other layout (daemon/router/adaptations.ts), over what the model's name says
    * (gemini.ts `multimodalResponses`): `nested`, in the `functionResponse`'s own `parts`; `flat`,

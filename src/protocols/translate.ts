@@ -287,7 +287,7 @@ export function encodeUpstreamRequest(
   // (set after the literal: no spread more on every other request)
   if (upstream === 'messages') messagesSent(body, sent)
   else if (upstream === 'chat') {
-    if (takesCacheMarks(model) && !adapt?.noCacheMarks) sent.cacheMarks = true
+    if ((takesCacheMarks(model) || ctx.qwenCacheMarks) && !adapt?.noCacheMarks) sent.cacheMarks = true
     if (forcedChatChoice(body.tool_choice)) {
       sent.forcedTool = true
       if (chatThinkingIsOff(body)) sent.thinkingOff = 'disabled'

@@ -2841,6 +2841,63 @@ describe("a text-only model's refusal of images and files", () => {
     ])
   })
 
+  it("learns the Gemini API's refusal of a Gemma model's audio and images, and sends each as a line", () => {
+    const a = new UpstreamAdaptations()
+    const gemini = (message: string) =>
+      JSON.stringify({error: {code: 400, message, status: 'INVALID_ARGUMENT'}})
+    // Gemini CLI's turn with a recording and a screenshot
+    const client = decodeClientRequest(
+      'gemini',
+      {
+        contents: [
+          {
+            role: 'user',
+            parts: [
+              {text: 'what is said here, and shown?'},
+              {inlineData: {mimeType: 'audio/mp3', data: 'SUQz'}},
+              {inlineData: {mimeType: 'image/png', data: PNG}},
+            ],
+          },
+        ],
+      },
+      {model: 'gemma-3-27b-it'},
+    )
+    const first = encodeUpstreamRequest(client, 'gemini', 'gemma-3-27b-it')
+    expect(
+      a.learn(
+        'google',
+        'gemma-3-27b-it',
+        gemini('Audio input modality is not enabled for models/gemma-3-27b-it'),
+        first.sent,
+      ),
+    ).toBe('refused audio (a text-only model): sent again with a line in place of each')
+    const second = encodeUpstreamRequest(
+      client,
+      'gemini',
+      'gemma-3-27b-it',
+      {},
+      a.get('google', 'gemma-3-27b-it'),
+    )
+    const parts = () => JSON.parse(second.body.toString()).contents[0].parts as Array<Record<string, any>>
+    expect(parts().map((p) => p.inlineData?.mimeType ?? 'text')).toEqual(['text', 'text', 'image/png'])
+    expect(
+      a.learn(
+        'google',
+        'gemma-3-27b-it',
+        gemini('Image input modality is not enabled for models/gemma-3-27b-it'),
+        second.sent,
+      ),
+    ).toBe('refused images and audio (a text-only model): sent again with a line in place of each')
+    const third = encodeUpstreamRequest(
+      client,
+      'gemini',
+      'gemma-3-27b-it',
+      {},
+      a.get('google', 'gemma-3-27b-it'),
+    )
+    expect(JSON.stringify(third.body.toString())).not.toContain('inlineData')
+  })
+
   it('learns nothing from a refusal of media the request did not send, or of anything else', () => {
     const textOnly = encodeUpstreamRequest(
       decodeClientRequest('chat', {model: 'm', messages: [{role: 'user', content: 'hi'}]}, {}),

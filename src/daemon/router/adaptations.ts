@@ -1044,8 +1044,11 @@ const PART_KIND: Record<string, keyof RefusedMedia> = {
  * vLLM's refusal of a `file` part ("Unsupported chat content part type: 'file'", a 400; before
  * mid-2026 a 501, "Unknown part type: file"); Zhipu's 1210 for GLM's text models
  * (`messages.content.type` takes `['text']` only); Groq's "messages[1].content must be a
- * string"; OpenAI's "image_url is only supported by certain models"; and the plain words of
- * others ("does not support images"). Learned only for media the request sent: undefined when it
+ * string"; OpenAI's "image_url is only supported by certain models"; the Gemini API's for a
+ * Gemma model, 400 INVALID_ARGUMENT "Image input modality is not enabled for
+ * models/gemma-3-27b-it" and "Audio input modality is not enabled for models/gemma-3n-e4b-it"
+ * (big-AGI's Gemini model list, langchainjs's Gemma 3n test, public bot reports of Gemma 3, 3n
+ * and 4 on AI Studio); and the plain words of others ("does not support images"). Learned only for media the request sent: undefined when it
  * sent none of what the error names.
  */
 export function mediaRefusal(errorText: string, sent: SentRequest, status = 400): RefusedMedia | undefined {
@@ -1063,7 +1066,7 @@ export function mediaRefusal(errorText: string, sent: SentRequest, status = 400)
     /(?:unsupported (?:chat )?content part type|unknown part type)\W+(input_audio|audio_url|video_url)\b/i.exec(
       message,
     )?.[1] ??
-    /\bmodel (?:does not|doesn't|cannot) (?:support|accept) (audio|video)(?: inputs?)?(?:\s*[.,;]|\s*$)|^(audio|video) inputs? (?:is|are) not supported (?:for|by) (?:this|the) model\b|\bat most 0 (audio|video)\(?s?\)? may be provided\b/i
+    /\bmodel (?:does not|doesn't|cannot) (?:support|accept) (audio|video)(?: inputs?)?(?:\s*[.,;]|\s*$)|^(audio|video) inputs? (?:is|are) not supported (?:for|by) (?:this|the) model\b|\bat most 0 (audio|video)\(?s?\)? may be provided\b|^(audio) input modality is not enabled for models\//i
       .exec(message)
       ?.slice(1)
       .find((m) => m !== undefined)
@@ -1083,7 +1086,7 @@ export function mediaRefusal(errorText: string, sent: SentRequest, status = 400)
   else if (other !== undefined)
     refused = {[PART_KIND[other] ?? (other.toLowerCase() as 'audio' | 'video')]: true}
   else if (
-    /^image input is not supported|not compiled for multimodal|(?:unsupported (?:chat )?content part type|unknown part type)\W+image_url|image_url is only supported by certain models|\bmodel (?:does not|doesn't|cannot) (?:support|accept) (?:images?|image inputs?|vision)(?:\s*(?:input)?\s*[.,;]|\s*$)|^(?:image|vision|multimodal) inputs? (?:is|are) not supported (?:for|by) (?:this|the) model\b/i.test(
+    /^image input is not supported|^image input modality is not enabled for models\/|not compiled for multimodal|(?:unsupported (?:chat )?content part type|unknown part type)\W+image_url|image_url is only supported by certain models|\bmodel (?:does not|doesn't|cannot) (?:support|accept) (?:images?|image inputs?|vision)(?:\s*(?:input)?\s*[.,;]|\s*$)|^(?:image|vision|multimodal) inputs? (?:is|are) not supported (?:for|by) (?:this|the) model\b/i.test(
       message,
     )
   )

@@ -194,6 +194,16 @@ export function isMoonshotApi(baseUrl: string): boolean {
 }
 
 /**
+ * Alibaba's DashScope (Model Studio: `dashscope.aliyuncs.com`, `dashscope-intl`, `dashscope-us`, the
+ * Coding Plan's `coding.dashscope.aliyuncs.com`), whose OpenAI-compatible chat completions cache a
+ * Qwen model's prompt explicitly where a content part carries `cache_control` (Model Studio's
+ * "Context cache" guide): without the marks only its implicit cache holds, hits not guaranteed.
+ */
+export function isDashScopeApi(baseUrl: string): boolean {
+  return /^https:\/\/(?:[\w-]+\.)*dashscope(?:-[a-z]+)?\.aliyuncs\.com(?:[:/?#]|$)/i.test(baseUrl)
+}
+
+/**
  * xAI's API (`api.x.ai`): its prompt cache holds a conversation's prefix on one machine when the
  * requests name it in the `x-grok-conv-id` header (xAI's prompt caching guide; codex-router #265
  * measured 3.9 % cached without it, 99.6 % with it).

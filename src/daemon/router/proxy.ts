@@ -49,6 +49,7 @@ import {
   holdsCallOutput,
   holdsOpenAiToolShapes,
   isLocalServer,
+  isDashScopeApi,
   isMoonshotApi,
   isOpenAiApi,
   isXaiApi,
@@ -804,6 +805,14 @@ export async function proxyRequest(
       isMoonshotApi(target.provider.baseUrl)
     )
       ctx.cacheKeys = true
+    // a Qwen model on DashScope caches explicitly where a content part is marked (chat.ts
+    // `cacheMarksFor`): Claude Code's marks, or marks placed as it places them, go there too
+    if (
+      target.provider.family === 'chat' &&
+      /qwen/i.test(upstreamModelName) &&
+      isDashScopeApi(target.provider.baseUrl)
+    )
+      ctx.qwenCacheMarks = true
     // Azure OpenAI keeps the items the next turn names by id only with `store: true`: by its host
     // (looked at once per provider, only for a Responses upstream), or learned from its refusal
     if (target.provider.family === 'responses' && (adapt?.storeTrue || azureProvider(target.provider)))

@@ -15,6 +15,7 @@ import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 import {noWaitHelps} from './rate-limit.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
+import {overflowFirstEvent} from './stream-overflow.js'
 import {MAX_TAPPED_JSON_BYTES} from './taps/tap.js'
 import {ToolCallNormaliser} from './tool-index.js'
 import type {StreamOutcome, UsageTap} from './taps/tap.js'
@@ -479,6 +480,7 @@ export async function relay(
     // response's writes until the next tick anyway (it corks the socket), and the first write
     // still goes out with the headers in the same socket write as before.
     let pending: Buffer[] | undefined
+    let overflowCheck = sse && family === 'chat' && status < 300
     const relayPending = (): void => {
       const chunks = pending
       if (chunks === undefined) return
@@ -497,7 +499,18 @@ export async function relay(
         return
       }
       const chunk = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
-      const out = redactor ? redactor.push(chunk) : chunk
+      // a chat stream that opens with an overflow error (LM Studio's 200): in OpenAI's words
+      // (./stream-overflow.ts); the tap reads the upstream's, for the row
+      let said: Buffer = chunk
+      if (overflowCheck) {
+        overflowCheck = false
+        const overflow = overflowFirstEvent(chunk)
+        if (overflow) {
+          said = overflow.bytes
+          if (overflow.window !== undefined) result.contextWindow = overflow.window
+        }
+      }
+      const out = redactor ? redactor.push(said) : said
       send(filter ? filter.push(out) : out)
       if (tapped) {
         if (sse) tapLater(chunk)
