@@ -543,11 +543,12 @@ export function encodeMessagesRequest(
   const tools: unknown[] = jsonTool
     ? [jsonTool]
     : [
-        // (a schema whose top level is a union, which Anthropic refuses, as one object)
+        // (a schema whose top level is a union, which Anthropic refuses, as one object; its type
+        // `object` whatever the client's said, `null` from Codex Desktop: tool-schemas.ts `typedSchema`)
         ...objectTools(request.tools).map((t) => ({
           name: t.name,
           ...(t.description !== undefined ? {description: t.description} : {}),
-          input_schema: {type: 'object', ...t.parameters},
+          input_schema: {...t.parameters, type: 'object'},
         })),
         ...(request.builtinTools ?? []).filter((t) => t.family === 'messages').map((t) => t.raw),
         ...(request.webSearch ? [webSearchTool(request.webSearch)] : []),

@@ -11,6 +11,7 @@
  * the same bytes on every turn (the upstream's prompt cache).
  */
 import type {FunctionTool, JsonSchema, Request} from './ir.js'
+import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {isObject} from './responses-items.js'
 import {DATA, mapNamed, mapSchema, NAMED_SCHEMAS} from './schema-walk.js'
 
@@ -285,13 +286,15 @@ function resolve(root: unknown, ref: string): unknown {
  * level"), and one refused tool fails every request of the session. The branches' properties are
  * merged (a property several branches give differently: `anyOf` its distinct schemas), `required`
  * holds the top level's own, every `allOf` branch's, and those every `oneOf`/`anyOf` branch
- * requires; the forms the model may choose from are said in the description. Copy on write (a
- * tool without those keywords is returned as it came, for the price of three key lookups) and
+ * requires; the forms the model may choose from are said in the description. Its `type`s first
+ * made ones strict servers take ({@link typedSchema}). Copy on write (a tool without those keywords
+ * nor a null type is returned as it came, for the price of a walk of its schema's keys) and
  * deterministic: the same bytes on every turn.
  */
 export function objectTool(tool: FunctionTool): FunctionTool {
-  const p = tool.parameters
-  if (p.oneOf === undefined && p.anyOf === undefined && p.allOf === undefined) return tool
+  const p = typedSchema(tool.parameters)
+  if (p.oneOf === undefined && p.anyOf === undefined && p.allOf === undefined)
+    return p === tool.parameters ? tool : {...tool, parameters: p}
   const {oneOf: _o, anyOf: _a, allOf, ...own} = p
   const properties: Body = isObject(own.properties) ? {...own.properties} : {}
   const ownNames = new Set(Object.keys(properties))
@@ -330,6 +333,163 @@ export function objectTool(tool: FunctionTool): FunctionTool {
   if (forms.length === 0) return {...tool, parameters}
   const said = `Arguments take one of these forms: ${forms.join('; and one of: ')}`
   return {...tool, parameters, description: tool.description ? `${tool.description}\n\n${said}` : said}
+}
+
+/**
+ * A tool's schema with the `type`s strict servers take: its top level `"type": "object"` where its
+ * `type` is not a string (JSON null, missing, a list), in the place the `type` had, and each
+ * `"type": null` inside it left out, the rest of that subschema kept (any value). Codex Desktop's
+ * `automation_update` tool (the `codex_app` namespace, once Automations load) goes with
+ * `"parameters": {"type": null, ...}` and `"type": null` on its nullable fields (openai/codex
+ * #36441), and JSON null is no JSON Schema type: DeepSeek refuses every request that carries it
+ * ("Invalid schema for function 'codex_app__automation_update': schema must be a JSON Schema of
+ * 'type: \"object\"', got 'type: null'.", farion1231/cc-switch #4705, #5300), OpenAI too
+ * ("invalid_function_parameters: ... None is not valid under any of the given schemas.",
+ * Wei-Shaw/sub2api #5364). Copy on write: a schema with a string `type` at its top and no null one
+ * inside is returned as it came (a walk of its keys, nothing copied).
+ */
+export function typedSchema(schema: JsonSchema): JsonSchema {
+  const top =
+    typeof schema.type === 'string'
+      ? schema
+      : 'type' in schema
+        ? {...schema, type: 'object'}
+        : {type: 'object', ...schema}
+  return withoutNullTypes(top) as JsonSchema
+}
+
+/** A schema without its `"type": null` keys, recursively (names of properties and data left alone). */
+function withoutNullTypes(schema: unknown): unknown {
+  if (Array.isArray(schema)) {
+    let out: unknown[] | undefined
+    for (let i = 0; i < schema.length; i++) {
+      const next = withoutNullTypes(schema[i])
+      if (next !== schema[i]) (out ??= schema.slice())[i] = next
+    }
+    return out ?? schema
+  }
+  if (!isObject(schema)) return schema
+  let out: Body | undefined
+  // (`for in`, no array of keys: this walk runs over every tool of every translated request)
+  for (const key in schema) {
+    const value = schema[key]
+    if (key === 'type') {
+      if (value === null) delete (out ??= {...schema}).type
+      continue
+    }
+    if (typeof value !== 'object' || value === null || DATA.has(key)) continue
+    let next: unknown
+    if (NAMED_SCHEMAS.has(key) && isObject(value)) {
+      let named: Body | undefined
+      for (const name in value) {
+        const inner = withoutNullTypes(value[name])
+        if (inner !== value[name]) (named ??= {...value})[name] = inner
+      }
+      next = named ?? value
+    } else next = withoutNullTypes(value)
+    if (next !== value) (out ??= {...schema})[key] = next
+  }
+  return out ?? schema
+}
+
+/** Byte needles of {@link holdsNullType}: a member's `null` as a compact writer and a spaced one write it. */
+const COLON_NULL = Buffer.from(':null')
+const COLON_SPACE_NULL = Buffer.from(': null')
+const TYPE = Buffer.from('"type"')
+
+/** Whether byte `c` is JSON whitespace. */
+const space = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+
+/**
+ * Whether a JSON body's bytes hold a member `"type"` whose value is `null`. The writer's spacing is
+ * read from the body's first member: compact (serde_json, `JSON.stringify`, Go: `"type":null`) or
+ * spaced (Python's `json.dumps`, a pretty printer: `"type": null`); then one search for that
+ * colon-and-null, whose first byte is rare in text, so the search runs at memchr's pace (about 40
+ * µs for a 256 KB agent body on 2 shared cores, where one for `null` or `"type":null` took 300),
+ * and from each hit the bytes before it read back. Inside a string the quotes of `"type"` would be
+ * escaped, so a hit is a member.
+ */
+export function holdsNullType(body: Buffer): boolean {
+  const first = body.indexOf(0x3a)
+  if (first === -1) return false
+  const needle = space(body[first + 1]) ? COLON_SPACE_NULL : COLON_NULL
+  for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) {
+    let i = at - 1
+    while (space(body[i])) i--
+    if (i >= TYPE.length - 1 && body.compare(TYPE, 0, TYPE.length, i - TYPE.length + 1, i + 1) === 0)
+      return true
+  }
+  return false
+}
+
+/**
+ * A body passed through untranslated (Codex to a Responses server, a chat client to a chat server,
+ * a Messages client to a Messages server) with its tools' schemas typed as a translated request's
+ * are ({@link typedSchema}), or undefined when its bytes hold no `"type": null` (the test of
+ * {@link holdsNullType}: a clean body is not parsed and goes as it came) or no tool schema changed.
+ * The tools in `tools` (a Responses function's `parameters`, a namespace's functions, a chat
+ * tool's `function.parameters`, a Messages tool's `input_schema`) and in a Responses request's
+ * input items that hold tools (Codex's `additional_tools` item, a `tool_search_output`), which
+ * carry the tool in the history after it loaded (SaladDay/cc-switch-cli #351).
+ */
+export function withTypedToolSchemas(body: Buffer): Buffer | undefined {
+  if (!holdsNullType(body)) return undefined
+  let json: unknown
+  try {
+    json = parseJsonBytes(body)
+  } catch {
+    return undefined
+  }
+  if (!isObject(json)) return undefined
+  let out: Body | undefined
+  if (Array.isArray(json.tools)) {
+    const tools = typedTools(json.tools)
+    if (tools !== json.tools) (out ??= {...json}).tools = tools
+  }
+  if (Array.isArray(json.input)) {
+    let input: unknown[] | undefined
+    json.input.forEach((item: unknown, i) => {
+      if (!isObject(item) || !Array.isArray(item.tools)) return
+      const next = typedTool(item)
+      if (next !== item) (input ??= (json.input as unknown[]).slice())[i] = next
+    })
+    if (input) (out ??= {...json}).input = input
+  }
+  return out && utf8Bytes(JSON.stringify(out))
+}
+
+/** A list of tools, each typed ({@link typedTool}); the same list when none changed. */
+function typedTools(tools: unknown[]): unknown[] {
+  let out: unknown[] | undefined
+  for (let i = 0; i < tools.length; i++) {
+    const next = typedTool(tools[i])
+    if (next !== tools[i]) (out ??= tools.slice())[i] = next
+  }
+  return out ?? tools
+}
+
+/**
+ * A tool of any family with its schema typed: `parameters` (Responses), `input_schema` (Messages),
+ * its `function`'s (chat), its `tools`' (a Responses namespace, an input item of tools).
+ */
+function typedTool(tool: unknown): unknown {
+  if (!isObject(tool)) return tool
+  let out: Body | undefined
+  for (const key of ['parameters', 'input_schema'] as const) {
+    const schema = tool[key]
+    if (!isObject(schema)) continue
+    const typed = typedSchema(schema)
+    if (typed !== schema) (out ??= {...tool})[key] = typed
+  }
+  if (isObject(tool.function)) {
+    const fn = typedTool(tool.function)
+    if (fn !== tool.function) (out ??= {...tool}).function = fn
+  }
+  if (Array.isArray(tool.tools)) {
+    const tools = typedTools(tool.tools)
+    if (tools !== tool.tools) (out ??= {...tool}).tools = tools
+  }
+  return out ?? tool
 }
 
 /** `tools`, each with an object schema ({@link objectTool}); the same array when none changed. */

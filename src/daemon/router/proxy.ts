@@ -98,6 +98,7 @@ import type {ClientRequest, SentRequest} from '../../protocols/translate.js'
 import type {CodecContext, Family} from '../../protocols/ir.js'
 import {parseJsonBytes} from '../../protocols/json-bytes.js'
 import {mayHoldMediaInResults, withMediaOutOfOutputs} from '../../protocols/media-out-of-results.js'
+import {withTypedToolSchemas} from '../../protocols/tool-schemas.js'
 
 export {sendFamilyError} from './error-shape.js'
 export {defaultPools, UpstreamPools} from './pools.js'
@@ -958,6 +959,9 @@ export async function proxyRequest(
     // (`deferralOff`); a byte search first (./tool-search.ts, ../../protocols/deferred-tools.ts)
     if (loadsDeferredTools(target, learned) && holdsDeferralSent())
       body = withDeferredToolsLoaded(body) ?? body
+    // a tool schema's `"type": null`, which strict servers refuse, as a translated request's goes
+    // (../../protocols/tool-schemas.ts `withTypedToolSchemas`: a byte search, a clean body not parsed)
+    if (family !== 'gemini') body = withTypedToolSchemas(body) ?? body
     if (rewritesPassed(family, learned)) {
       // (what it left out, said on the log row once)
       const notes: string[] = []
@@ -979,15 +983,20 @@ export async function proxyRequest(
    * (`drop`: Codex 0.155's `access_programs`, cut out of the bytes, ./top-fields.ts); with its
    * reasoning's effort as the nearest the model takes where it refused Codex's (`effort`: Ollama's
    * `xhigh`), or without the effort or summary it refused (`drop`: `reasoning.effort` to
-   * gpt-4o-mini), that value alone changed in the bytes (./top-fields.ts). Any other goes
-   * as it came: flag tests and a lookup of the provider, a header test and a byte search only for a
-   * body to Azure.
+   * gpt-4o-mini), that value alone changed in the bytes (./top-fields.ts); its tool schemas'
+   * `"type": null` (Codex Desktop's `automation_update`) as a type strict servers take. Any other
+   * goes as it came: a byte search for `null`, flag tests and a lookup of the provider, a header
+   * test and a byte search only for a body to Azure.
    */
   function passedResponses(
     body: Buffer,
     target: ProxyTarget,
     learned: UpstreamAdaptation | undefined,
   ): Buffer {
+    // Codex Desktop's `automation_update` tool, `"parameters": {"type": null, ...}`, refused by
+    // OpenAI and DeepSeek on every request: typed as a translated request's tools are (a byte
+    // search, a clean body not parsed: ../../protocols/tool-schemas.ts `withTypedToolSchemas`)
+    body = withTypedToolSchemas(body) ?? body
     if (learned?.drop !== undefined) body = withoutTopFields(body, learned.drop) ?? body
     // (an effort the model refused as the nearest it takes, its effort or summary refused left out:
     // spliced in the bytes, the body written again only where they cannot be with certainty)

@@ -1,0 +1,146 @@
+/**
+ * Codex Desktop's `automation_update` tool, whose schema says `"type": null` at its top and on its
+ * nullable fields (openai/codex #36441), which DeepSeek and OpenAI refuse on every request
+ * (farion1231/cc-switch #4705, #5300; Wei-Shaw/sub2api #5364): what each upstream family is sent
+ * for it translated, and what a body passed through is rewritten to (tool-schemas.ts `typedSchema`,
+ * `withTypedToolSchemas`).
+ */
+import {describe, expect, it} from 'vitest'
+
+import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
+import {holdsNullType, withTypedToolSchemas} from './tool-schemas.js'
+
+/** The tool as Codex Desktop sends it once Automations load, in its `codex_app` namespace. */
+const AUTOMATION_UPDATE = {
+  type: 'function',
+  name: 'automation_update',
+  description: 'Update an automation.',
+  strict: false,
+  parameters: {
+    type: null,
+    properties: {
+      id: {type: 'string'},
+      model: {type: null, description: 'The model, or null for the default.'},
+      schedule: {anyOf: [{type: 'string'}, {type: null}]},
+    },
+    required: ['id'],
+  },
+}
+
+const codexBody = () => ({
+  model: 'gpt-5.6-sol',
+  stream: true,
+  store: false,
+  input: [{type: 'message', role: 'user', content: [{type: 'input_text', text: 'hi'}]}],
+  tools: [
+    {
+      type: 'function',
+      name: 'exec_command',
+      parameters: {type: 'object', properties: {cmd: {type: 'string'}}},
+    },
+    {
+      type: 'namespace',
+      name: 'codex_app',
+      description: 'Codex app tools.',
+      tools: [structuredClone(AUTOMATION_UPDATE)],
+    },
+  ],
+})
+
+/** The schema each upstream family was sent for the tool whose name ends `automation_update`. */
+function sentSchema(tools: unknown): Record<string, unknown> {
+  let found: Record<string, unknown> | undefined
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(visit)
+    else if (node && typeof node === 'object') {
+      const o = node as Record<string, unknown>
+      if (typeof o.name === 'string' && o.name.endsWith('automation_update'))
+        found = (o.parameters ?? o.input_schema ?? o.parametersJsonSchema) as Record<string, unknown>
+      else Object.values(o).forEach(visit)
+    }
+  }
+  visit(tools)
+  if (!found) throw new Error('automation_update not sent')
+  return found
+}
+
+describe('a tool schema with "type": null, translated', () => {
+  for (const up of ['chat', 'messages', 'gemini', 'responses'] as const) {
+    it(`goes to ${up} as an object, each null type left out and the rest kept`, () => {
+      const request = decodeClientRequest('responses', codexBody(), {})
+      const sent = encodeUpstreamRequest(request, up, 'deepseek-v4-pro').body.toString()
+      expect(sent).not.toMatch(/"type":\s*null/)
+      const schema = sentSchema(JSON.parse(sent).tools)
+      expect(schema.type).toBe('object')
+      expect(schema.properties).toEqual({
+        id: {type: 'string'},
+        model: {description: 'The model, or null for the default.'},
+        schedule: {anyOf: [{type: 'string'}, {}]},
+      })
+      expect(schema.required).toEqual(['id'])
+    })
+  }
+
+  it("keeps a client's schema without a null type as it came, and writes object where its top has none", () => {
+    const body = codexBody()
+    body.tools[1] = {
+      type: 'function',
+      name: 'automation_update',
+      parameters: {properties: {id: {type: 'string'}}},
+    } as never
+    const sent = encodeUpstreamRequest(
+      decodeClientRequest('responses', body, {}),
+      'chat',
+      'm',
+    ).body.toString()
+    expect(sent).toContain(
+      '"tools":[{"type":"function","function":{"name":"exec_command","parameters":{"type":"object","properties":{"cmd":{"type":"string"}}}}},{"type":"function","function":{"name":"automation_update","parameters":{"type":"object","properties":{"id":{"type":"string"}}}}}]',
+    )
+  })
+})
+
+describe('withTypedToolSchemas (a body passed through)', () => {
+  it('rewrites the tools of a Responses, chat and Messages body, in tools and in input items', () => {
+    const responses = {
+      ...codexBody(),
+      input: [{type: 'additional_tools', tools: [structuredClone(AUTOMATION_UPDATE)]}],
+    }
+    const chat = {
+      model: 'm',
+      messages: [],
+      tools: [
+        {type: 'function', function: {name: 'automation_update', parameters: AUTOMATION_UPDATE.parameters}},
+      ],
+    }
+    const messages = {
+      model: 'm',
+      messages: [],
+      tools: [{name: 'automation_update', input_schema: AUTOMATION_UPDATE.parameters}],
+    }
+    for (const body of [responses, chat, messages]) {
+      const out = withTypedToolSchemas(Buffer.from(JSON.stringify(body, null, 1)))
+      expect(out).toBeDefined()
+      const text = out!.toString()
+      expect(text).not.toMatch(/"type":\s*null/)
+      expect(text).toContain(
+        '{"type":"object","properties":{"id":{"type":"string"},"model":{"description":"The model, or null for the default."}',
+      )
+    }
+  })
+
+  it('leaves a body without a null type unparsed, and one whose null type is no tool schema as it came', () => {
+    const clean = Buffer.from(
+      JSON.stringify({...codexBody(), tools: [codexBody().tools[0]], text: 'null: "type"'}),
+    )
+    expect(holdsNullType(clean)).toBe(false)
+    expect(withTypedToolSchemas(clean)).toBeUndefined()
+    // (the words inside a string: their quotes escaped)
+    expect(holdsNullType(Buffer.from(JSON.stringify({text: '{"type": null}'})))).toBe(false)
+    // (the writer's spacing, compact or Python's, read from the first member)
+    expect(holdsNullType(Buffer.from('{"model":"m","a":{"type":null}}'))).toBe(true)
+    expect(holdsNullType(Buffer.from('{"model": "m", "a": {"type" : null}}'))).toBe(true)
+    const elsewhere = Buffer.from('{"model": "m", "metadata": {"type": null}, "tools": []}')
+    expect(holdsNullType(elsewhere)).toBe(true)
+    expect(withTypedToolSchemas(elsewhere)).toBeUndefined()
+  })
+})
