@@ -215,10 +215,20 @@ function toolResult(block: Json, refs: ToolReferences): ToolResultPart {
  * pool's fallback).
  */
 function advisorText(block: Json): TextPart | undefined {
+  const advice = advisorAdviceText(block)
+  // a paragraph of its own: chat joins an assistant turn's texts with nothing between
+  return advice ? {type: 'text', text: `\n\n${advice}\n\n`} : undefined
+}
+
+/**
+ * The advice of an `advisor_tool_result` as the model reads it (`Advisor's advice: …`), or
+ * undefined for a redacted result or a failed call (also for a Messages body passed through to a
+ * host that refuses the advisor: ./server-tools.ts).
+ */
+export function advisorAdviceText(block: Json): string | undefined {
   const content = isObj(block.content) ? block.content : {}
   const text = content.type === 'advisor_result' ? str(content.text) : undefined
-  // a paragraph of its own: chat joins an assistant turn's texts with nothing between
-  return text ? {type: 'text', text: `\n\nAdvisor's advice: ${text}\n\n`} : undefined
+  return text ? `Advisor's advice: ${text}` : undefined
 }
 
 function decodeBlock(raw: unknown, refs: ToolReferences, user: boolean): Part | undefined {

@@ -223,6 +223,10 @@ export const SIM_QUIRKS = [
   // Anthropic's words, each named (Vertex AI, Azure Foundry, relays), or as Bedrock does, none named
   'strict-betas',
   'bedrock-betas',
+  // a host without Claude Code's advisor server tool: the `advisor_20260301` tool refused by its
+  // tag, in Anthropic's validation words, and so are the advisor's blocks in a history
+  // (sifxprime/krouter PR #16)
+  'no-advisor',
   // an image inside a tool result refused, the same image in a user turn taken: LM Studio's and
   // Ollama's `/v1/messages`, Zen's `/v1/responses` (./media-in-results.ts)
   'text-tool-results',
