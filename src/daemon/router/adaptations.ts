@@ -2470,10 +2470,19 @@ function thinkingRefusal(
  * The fewest output tokens an upstream's 400 says it takes, when it refused a smaller maximum:
  * OpenAI's "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but
  * got 1 instead." (the Responses encoder sends at least 16 already: another floor a server
- * states is learned).
+ * states is learned). OpenAI's chat completions state none for a reasoning model (GPT-5.x) that
+ * cannot finish within a tiny maximum: "Could not finish the message because max_tokens or model
+ * output limit was reached", a 400 for Claude Code's `max_tokens: 1` probe of a model (its
+ * `/model` check, which then calls the model unavailable: BerriAI/litellm #35061); below 16 it is
+ * read as the Responses floor, 16.
  */
 export function outputFloor(errorText: string, sent: number | undefined): number | undefined {
   if (sent === undefined) return undefined
+  if (
+    sent < 16 &&
+    /Could not finish the message because max_tokens or model output limit was reached/i.test(errorText)
+  )
+    return 16
   const floor =
     /Invalid '(?:max_output_tokens|max_tokens|max_completion_tokens)': integer below minimum value\. Expected a value >= (\d{1,6})\b/.exec(
       errorParts(errorText).message,
