@@ -204,7 +204,34 @@ function toolResult(block: Json, refs: ToolReferences): ToolResultPart {
   }
 }
 
-function decodeBlock(raw: unknown, refs: ToolReferences, user: boolean): Part {
+/**
+ * What Claude Code's advisor (the `advisor_20260301` server tool, `advisorModel` in its settings)
+ * said, as text for another vendor's model: Anthropic ran the call (`server_tool_use` named
+ * `advisor`, dropped) and wrote the stronger model's advice in the `advisor_tool_result` after it
+ * (`{"type": "advisor_result", "text": …}`). A redacted result (`advisor_redacted_result`, only
+ * Anthropic can read its `encrypted_content`) or a failed call (`advisor_tool_result_error`) is
+ * left out: the model went on without advice then too. Refused, the blocks would fail every later
+ * turn of a session that used the advisor and then moved to another vendor (a `/model` switch, a
+ * pool's fallback).
+ */
+function advisorText(block: Json): TextPart | undefined {
+  const advice = advisorAdviceText(block)
+  // a paragraph of its own: chat joins an assistant turn's texts with nothing between
+  return advice ? {type: 'text', text: `\n\n${advice}\n\n`} : undefined
+}
+
+/**
+ * The advice of an `advisor_tool_result` as the model reads it (`Advisor's advice: …`), or
+ * undefined for a redacted result or a failed call (also for a Messages body passed through to a
+ * host that refuses the advisor: ./server-tools.ts).
+ */
+export function advisorAdviceText(block: Json): string | undefined {
+  const content = isObj(block.content) ? block.content : {}
+  const text = content.type === 'advisor_result' ? str(content.text) : undefined
+  return text ? `Advisor's advice: ${text}` : undefined
+}
+
+function decodeBlock(raw: unknown, refs: ToolReferences, user: boolean): Part | undefined {
   const b = isObj(raw) ? raw : {}
   switch (b.type) {
     case 'text':
@@ -231,6 +258,8 @@ function decodeBlock(raw: unknown, refs: ToolReferences, user: boolean): Part {
     case 'redacted_thinking':
       return {type: 'reasoning', text: '', redacted: unwrapOpaque('messages', str(b.data) ?? '')}
     case 'server_tool_use':
+      // the advisor's call: its advice comes in the next block (advisorText)
+      if (b.name === 'advisor') return undefined
       // a web search Anthropic ran (a history made there, now going to another vendor); its
       // results come in the next block (joinSearches)
       if (b.name !== 'web_search') throw unsupported(`server_tool_use (${String(b.name)})`)
@@ -244,6 +273,8 @@ function decodeBlock(raw: unknown, refs: ToolReferences, user: boolean): Part {
     case 'web_search_tool_result':
       refs.searches = refs.turnSearches = true
       return searchResultPart(b)
+    case 'advisor_tool_result':
+      return advisorText(b)
     default:
       // a user's block as a tool result's is; an assistant turn's (another server tool's
       // records) is refused by name
@@ -397,12 +428,15 @@ function decodeTurns(raw: unknown, ctx: CodecContext, refs: ToolReferences): Tur
     }
     if (m.role !== 'user' && m.role !== 'assistant')
       throw new TranslationError(`Messages role "${String(m.role)}" cannot be translated`)
-    let parts: Part[] =
-      typeof m.content === 'string'
-        ? m.content === ''
-          ? []
-          : [{type: 'text', text: m.content}]
-        : arr(m.content).map((block) => decodeBlock(block, refs, m.role === 'user'))
+    let parts: Part[] = []
+    if (typeof m.content === 'string') {
+      if (m.content !== '') parts.push({type: 'text', text: m.content})
+    } else
+      for (const block of arr(m.content)) {
+        // (the advisor's call has no part of its own)
+        const part = decodeBlock(block, refs, m.role === 'user')
+        if (part) parts.push(part)
+      }
     if (refs.turnSearches) {
       parts = joinSearches(parts)
       refs.turnSearches = false

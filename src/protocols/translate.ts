@@ -35,6 +35,7 @@ import {
 } from './conversation-rules.js'
 import {geminiCodec, RESULT_MEDIA, searchesBesideFunctions, systemIntoFirstTurn} from './gemini.js'
 import {ENCODER_NOTES} from './images.js'
+import {optionalServerTools, withoutServerTools} from './server-tools.js'
 import {
   chatBodyWithinToolCap,
   geminiBodyWithinToolCap,
@@ -354,6 +355,11 @@ export interface SentRequest {
   /** It offered the upstream's web search beside functions, not forced ({@link optionalSearch}). */
   optionalSearch?: boolean
   /**
+   * A Messages body passed through: the types of the server tools it offered that it could go
+   * without (Claude Code's `advisor_20260301`; ./server-tools.ts `optionalServerTools`).
+   */
+  optionalServerTools?: string[]
+  /**
    * A Messages body passed through: it held an image or document inside a tool result (a refusal
    * of media there is learned only then; a translated request's is read from `request`).
    */
@@ -663,6 +669,12 @@ export interface UpstreamAdaptation {
    */
   noWebSearch?: boolean
   /**
+   * Messages: server tool types refused by their tag (a host without Claude Code's advisor: "Input
+   * tag 'advisor_20260301' found using 'type' does not match any of the expected tags"): a body
+   * passed through goes without them and their records in its history (./server-tools.ts).
+   */
+  refusedServerTools?: readonly string[]
+  /**
    * Tool-schema keywords the upstream refused (Gemini's OpenAPI subset behind a chat server or a
    * relay: "Unknown name \"$schema\" at 'tools[0].function_declarations[0].parameters'"): they go
    * from every tool's schema (tool-schemas.ts).
@@ -934,6 +946,8 @@ export function sentOfPassedMessages(
   if (typeof body.max_tokens === 'number') sent.maxTokens = body.max_tokens
   if (Array.isArray(body.tools)) sent.tools = body.tools.length
   if (messagesHoldMediaInResults(body)) sent.mediaInResults = true
+  const serverTools = optionalServerTools(body)
+  if (serverTools) sent.optionalServerTools = serverTools
   messagesSent(body, sent)
   return sent
 }
@@ -964,7 +978,8 @@ export function sentOfPassedResponses(
  * Ollama, a relay, Anthropic's API behind a model the policy maps to) with what was learned of
  * its upstream model applied: the thinking form it takes (`enabled` with a budget, or `adaptive`
  * with `output_config.effort`), the fields it goes without (thinking for a model without it, a
- * sampling setting, `context_management`...), its output cap or floor. Everything else goes as the
+ * sampling setting, `context_management`...), the server tools it refused (Claude Code's advisor,
+ * ./server-tools.ts), its output cap or floor. Everything else goes as the
  * client sent it (its cache marks, its blocks, in its order). Called only for an upstream model
  * learned so (adaptations.ts `rewritesMessagesBody`).
  */
@@ -974,6 +989,7 @@ export function adaptPassedMessages(
   notes?: string[],
 ): Buffer {
   let out = {...body}
+  if (adapt.refusedServerTools) withoutServerTools(out, adapt.refusedServerTools)
   if (adapt.toolCap !== undefined) {
     const capped = messagesBodyWithinToolCap(out, adapt.toolCap)
     if (capped) {

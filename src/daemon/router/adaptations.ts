@@ -365,6 +365,7 @@ const MESSAGES_BODY_RULES = [
   'toolCap',
   // images and documents inside tool results refused there (Ollama's, LM Studio's)
   'mediaOutOfResults',
+  'refusedServerTools',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
 /**
@@ -2053,6 +2054,33 @@ function betaRefusal(
   }
 }
 
+/**
+ * What a Messages upstream's refusal of a server tool by its tag teaches a body passed through that
+ * offered it beside other tools (`sent.optionalServerTools`): Anthropic's validation words for a
+ * host without Claude Code's advisor, "tools.2: Input tag 'advisor_20260301' found using 'type' does
+ * not match any of the expected tags: …" (sifxprime/krouter PR #16), or a relay's "unknown tool
+ * type: advisor_20260301". The type named, among those sent, goes from then on (translate.ts
+ * `adaptPassedMessages`); a refusal of a block in the history ("messages.1.content.2: Input tag
+ * 'advisor_tool_result' …") names no tool type and teaches nothing here.
+ */
+function serverToolRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  const message = refusalMessage(errorText)
+  if (message === undefined || sent.optionalServerTools === undefined) return undefined
+  const tag =
+    /\btools\.\d+\W{0,4}Input tag\W{1,3}([\w.-]{1,64})\W{1,3} found using\W{1,3}type\W{1,3} does not match/i.exec(
+      message,
+    )?.[1] ?? /\b(?:unknown|unsupported) tool type\W{0,4}([\w.-]{1,64})/i.exec(message)?.[1]
+  if (tag === undefined || !sent.optionalServerTools.includes(tag)) return undefined
+  return {
+    next: {...known, refusedServerTools: [...(known.refusedServerTools ?? []), tag]},
+    note: `refused its ${tag} tool: sent again without it`,
+  }
+}
+
 function decide(
   errorText: string,
   sent: SentRequest,
@@ -2064,6 +2092,11 @@ function decide(
   if (status === 400 && sent.betas !== undefined) {
     const betas = betaRefusal(errorText, sent, known)
     if (betas) return betas
+  }
+  // a server tool of a Messages body passed through refused by its tag (Claude Code's advisor)
+  if (status === 400 && sent.optionalServerTools !== undefined) {
+    const tool = serverToolRefusal(errorText, sent, known)
+    if (tool) return tool
   }
   // a Responses body passed through (Codex's; `stream` is said only of a body passed through):
   // only a field it does not know is learned here, what passedResponses applies
@@ -2440,10 +2473,19 @@ function thinkingRefusal(
  * The fewest output tokens an upstream's 400 says it takes, when it refused a smaller maximum:
  * OpenAI's "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but
  * got 1 instead." (the Responses encoder sends at least 16 already: another floor a server
- * states is learned).
+ * states is learned). OpenAI's chat completions state none for a reasoning model (GPT-5.x) that
+ * cannot finish within a tiny maximum: "Could not finish the message because max_tokens or model
+ * output limit was reached", a 400 for Claude Code's `max_tokens: 1` probe of a model (its
+ * `/model` check, which then calls the model unavailable: BerriAI/litellm #35061); below 16 it is
+ * read as the Responses floor, 16.
  */
 export function outputFloor(errorText: string, sent: number | undefined): number | undefined {
   if (sent === undefined) return undefined
+  if (
+    sent < 16 &&
+    /Could not finish the message because max_tokens or model output limit was reached/i.test(errorText)
+  )
+    return 16
   const floor =
     /Invalid '(?:max_output_tokens|max_tokens|max_completion_tokens)': integer below minimum value\. Expected a value >= (\d{1,6})\b/.exec(
       errorParts(errorText).message,
@@ -2547,6 +2589,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.toolIds?.max !== undefined) rules.push(`tool-call ids of at most ${a.toolIds.max} characters`)
   if (a.bridgeToolTurns) rules.push('an assistant message between tool results and a user message')
   if (a.noWebSearch) rules.push('web search beside functions left out')
+  if (a.refusedServerTools?.length) rules.push(`${a.refusedServerTools.join(', ')} tools left out (refused)`)
   if (a.noCacheMarks) rules.push('no cache marks on content parts (cache_control refused)')
   if (a.schemaKeys?.length)
     rules.push(`tool schemas sent without ${a.schemaKeys.join(', ')} (Gemini's schema subset)`)

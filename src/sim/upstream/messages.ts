@@ -429,6 +429,7 @@ function handleMessages(context: SimContext) {
       return
     }
     const refused =
+      (quirks.has('no-advisor') ? advisorProblem(body) : undefined) ??
       claudeSettingsProblem(body, model, betas) ??
       toolChoiceProblem(body, model) ??
       prefillProblem(body, model) ??
@@ -637,6 +638,31 @@ function strictBetasProblem(betas: readonly string[], body: Body, quirks: Quirks
       : 'invalid beta flag'
   if (body.context_management !== undefined && !betas.some((b) => b.startsWith('context-management-')))
     return 'context_management: Extra inputs are not permitted'
+  return undefined
+}
+
+/** The tags a host without the advisor takes for a tool (`no-advisor`; Anthropic's own list is longer). */
+const TOOL_TAGS = "'bash_20250124', 'custom', 'text_editor_20250728', 'web_search_20250305'"
+
+/**
+ * `no-advisor`: a host without Claude Code's advisor server tool refuses it by its tag, in
+ * Anthropic's validation words ("tools.N: Input tag 'advisor_20260301' found using 'type' does not
+ * match any of the expected tags: …", sifxprime/krouter PR #16), and an advisor record in the
+ * history likewise (`messages.N.content.M: Input tag 'advisor_tool_result' …`). Undefined when the
+ * body holds neither.
+ */
+function advisorProblem(body: Body): string | undefined {
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<{type?: unknown}>) : []
+  const at = tools.findIndex((t) => typeof t?.type === 'string' && t.type.startsWith('advisor_'))
+  if (at !== -1)
+    return `tools.${at}: Input tag '${String(tools[at].type)}' found using 'type' does not match any of the expected tags: ${TOOL_TAGS}`
+  const messages = Array.isArray(body.messages) ? (body.messages as Array<{content?: unknown}>) : []
+  for (const [i, m] of messages.entries()) {
+    const content = Array.isArray(m?.content) ? (m.content as Array<{type?: unknown}>) : []
+    const j = content.findIndex((b) => b?.type === 'advisor_tool_result')
+    if (j !== -1)
+      return `messages.${i}.content.${j}: Input tag 'advisor_tool_result' found using 'type' does not match any of the expected tags: 'text', 'image', 'tool_use', 'tool_result', 'thinking', 'server_tool_use', 'web_search_tool_result'`
+  }
   return undefined
 }
 

@@ -223,6 +223,14 @@ export const SIM_QUIRKS = [
   // Anthropic's words, each named (Vertex AI, Azure Foundry, relays), or as Bedrock does, none named
   'strict-betas',
   'bedrock-betas',
+  // a GPT-5.x reasoning model's chat completions: a maximum below 16 (Claude Code's `max_tokens: 1`
+  // probe) refused, "Could not finish the message because max_tokens or model output limit was
+  // reached", no floor stated (BerriAI/litellm #35061)
+  'output-floor-16',
+  // a host without Claude Code's advisor server tool: the `advisor_20260301` tool refused by its
+  // tag, in Anthropic's validation words, and so are the advisor's blocks in a history
+  // (sifxprime/krouter PR #16)
+  'no-advisor',
   // an image inside a tool result refused, the same image in a user turn taken: LM Studio's and
   // Ollama's `/v1/messages`, Zen's `/v1/responses` (./media-in-results.ts)
   'text-tool-results',
@@ -565,7 +573,9 @@ export function strictFieldsProblem(body: Record<string, unknown>): string | und
  * DeepSeek's JSON output: a `json_schema` response format refused (no `param`), JSON mode taken
  * only when the messages say "json"; `no-json-mode`, a model without JSON output (o1-mini), refuses
  * `response_format`; `no-minimal-effort`, a reasoning model that takes only low, medium and high
- * (o3), refuses `minimal`, `none` and those above high (`xhigh`, `max`) and says what it takes. Undefined when the request is one the
+ * (o3), refuses `minimal`, `none` and those above high (`xhigh`, `max`) and says what it takes;
+ * `output-floor-16`, a GPT-5.x reasoning model, refuses a maximum below 16 with no floor stated
+ * (BerriAI/litellm #35061). Undefined when the request is one the
  * model takes.
  */
 export function unsupportedParameter(
@@ -577,6 +587,14 @@ export function unsupportedParameter(
       message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
       param: 'reasoning_effort',
       code: 'unsupported_parameter',
+    }
+  const max = body.max_completion_tokens ?? body.max_tokens
+  if (quirks.has('output-floor-16') && typeof max === 'number' && max < 16)
+    return {
+      message:
+        'Could not finish the message because max_tokens or model output limit was reached. Please try again with higher max_tokens.',
+      param: null,
+      code: 'invalid_request_error',
     }
   if (quirks.has('max-tokens-8192') && typeof body.max_tokens === 'number' && body.max_tokens > 8192)
     return {

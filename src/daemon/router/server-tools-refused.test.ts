@@ -1,0 +1,112 @@
+/**
+ * A server tool of a Messages body passed through refused by its tag (Claude Code's advisor on a
+ * host without it: sifxprime/krouter PR #16): learned from the words only for a tool the body sent
+ * and could go without, and the body goes without it and its records from then on.
+ */
+import {describe, expect, it} from 'vitest'
+
+import {adaptPassedMessages, sentOfPassedMessages} from '../../protocols/translate.js'
+import {rewritesMessagesBody, UpstreamAdaptations} from './adaptations.js'
+
+const anthropic = (message: string) =>
+  JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}})
+const TAG_REFUSED = anthropic(
+  "tools.1: Input tag 'advisor_20260301' found using 'type' does not match any of the expected tags: 'bash_20250124', 'custom', 'text_editor_20250728', 'web_search_20250305'",
+)
+
+const ADVISOR = {type: 'advisor_20260301', name: 'advisor', model: 'claude-opus-4-5'}
+const BASH = {name: 'Bash', input_schema: {type: 'object'}}
+
+const body = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  model: 'claude-sonnet-4-5',
+  max_tokens: 4096,
+  tools: [BASH, ADVISOR],
+  messages: [{role: 'user', content: 'hi'}],
+  ...extra,
+})
+
+describe('a server tool refused by its tag', () => {
+  it('is learned for a tool sent beside others, and says so', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('relay', 'claude', TAG_REFUSED, sentOfPassedMessages(body()))).toBe(
+      'refused its advisor_20260301 tool: sent again without it',
+    )
+    expect(a.get('relay', 'claude')).toEqual({refusedServerTools: ['advisor_20260301']})
+    expect(rewritesMessagesBody(a.get('relay', 'claude'))).toBe(true)
+    expect(a.list()[0].rules).toEqual(['advisor_20260301 tools left out (refused)'])
+    // a relay's own words
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learn('r', 'm', anthropic('unknown tool type: advisor_20260301'), sentOfPassedMessages(body())),
+    ).toBe('refused its advisor_20260301 tool: sent again without it')
+  })
+
+  it('teaches nothing of a tool not sent, one forced or the only one, or a block of the history', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('r', 'm', TAG_REFUSED, sentOfPassedMessages(body({tools: [BASH]})))).toBeUndefined()
+    expect(a.learn('r', 'm', TAG_REFUSED, sentOfPassedMessages(body({tools: [ADVISOR]})))).toBeUndefined()
+    expect(
+      a.learn(
+        'r',
+        'm',
+        TAG_REFUSED,
+        sentOfPassedMessages(body({tool_choice: {type: 'tool', name: 'advisor'}})),
+      ),
+    ).toBeUndefined()
+    const history = anthropic(
+      "messages.1.content.2: Input tag 'advisor_tool_result' found using 'type' does not match any of the expected tags: 'text'",
+    )
+    expect(a.learn('r', 'm', history, sentOfPassedMessages(body()))).toBeUndefined()
+    expect(a.get('r', 'm')).toBeUndefined()
+  })
+
+  it('the body goes without the tool, its call, and a redacted result; the advice as text, its cache mark kept', () => {
+    const sent = body({
+      messages: [
+        {role: 'user', content: 'hi'},
+        {
+          role: 'assistant',
+          content: [
+            {type: 'server_tool_use', id: 'srvtoolu_1', name: 'advisor', input: {}},
+            {
+              type: 'advisor_tool_result',
+              tool_use_id: 'srvtoolu_1',
+              content: {type: 'advisor_redacted_result', encrypted_content: 'e'},
+            },
+          ],
+        },
+        {role: 'user', content: 'more'},
+        {
+          role: 'assistant',
+          content: [
+            {type: 'text', text: 'Asking.'},
+            {type: 'server_tool_use', id: 'srvtoolu_2', name: 'advisor', input: {}},
+            {
+              type: 'advisor_tool_result',
+              tool_use_id: 'srvtoolu_2',
+              content: {type: 'advisor_result', text: 'Do X.'},
+              cache_control: {type: 'ephemeral'},
+            },
+          ],
+        },
+        {role: 'user', content: 'go on'},
+      ],
+    })
+    const out = JSON.parse(
+      adaptPassedMessages(sent, {refusedServerTools: ['advisor_20260301']}).toString(),
+    ) as Record<string, unknown>
+    expect(out.tools).toEqual([BASH])
+    expect(out.messages).toEqual([
+      {role: 'user', content: 'hi'},
+      {role: 'user', content: 'more'},
+      {
+        role: 'assistant',
+        content: [
+          {type: 'text', text: 'Asking.'},
+          {type: 'text', text: "Advisor's advice: Do X.", cache_control: {type: 'ephemeral'}},
+        ],
+      },
+      {role: 'user', content: 'go on'},
+    ])
+  })
+})

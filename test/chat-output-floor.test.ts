@@ -1,0 +1,72 @@
+/**
+ * Claude Code's `max_tokens: 1` probe of a model (its `/model` check) translated to a chat
+ * completions upstream whose reasoning model cannot finish within it: OpenAI's 400 "Could not
+ * finish the message because max_tokens or model output limit was reached" (BerriAI/litellm
+ * #35061), which states no floor, and Claude Code called the model unavailable. Learned per model
+ * as the Responses floor is: sent again at once with 16, and so from then on. The real daemon, the
+ * simulator's chat upstream under `output-floor-16`.
+ */
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {projectLogRows, startTranslatedRoutes} from './helpers/gateway.js'
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+let keys = new Map<string, string>()
+
+beforeAll(async () => {
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
+    {gpt: ['sim-chat', 'gpt-5.5+output-floor-16']},
+    {prefix: 'floor', families: ['messages']},
+  ))
+}, 120_000)
+
+afterAll(() => stop())
+
+/** The output maximum of each chat body the simulator received since the last call. */
+async function maxima(): Promise<unknown[]> {
+  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
+    requests: Array<{method: string; path: string; body: unknown}>
+  }
+  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
+  return requests
+    .filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'))
+    .map((r) => {
+      const body = (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, unknown>
+      return body.max_completion_tokens ?? body.max_tokens
+    })
+}
+
+/** Claude Code's probe of a model, as it sends it. */
+const probe = () =>
+  fetch(`${base}/v1/messages`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': keys.get('gpt')!,
+      'anthropic-version': '2023-06-01',
+      'user-agent': 'claude-cli/2.1.332 (external, cli)',
+    },
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1,
+      messages: [{role: 'user', content: 'count'}],
+    }),
+  })
+
+describe("Claude Code's max_tokens 1 probe on a chat route", {timeout: 60_000}, () => {
+  it('refused without a floor stated: sent again with 16, and so from then on', async () => {
+    await maxima()
+    const first = await probe()
+    expect(first.status).toBe(200)
+    expect(((await first.json()) as {type: string}).type).toBe('message')
+    expect(await maxima()).toEqual([1, 16])
+    expect((await projectLogRows(base, 'floor-gpt', 1)).map((r) => [r.status, r.error])).toEqual([
+      [200, 'sim-chat refused max_tokens 1: sent again with 16, its minimum'],
+    ])
+    // the next probe: one try
+    expect((await probe()).status).toBe(200)
+    expect(await maxima()).toEqual([16])
+  })
+})
