@@ -667,15 +667,19 @@ export class ChatStreamDecoder implements StreamDecoder {
   private fail(raw: unknown): StreamEvent[] {
     this.done = true
     const e = isObj(raw) ? raw : {message: String(raw)}
-    const code = e.code
-    const named = typeof code === 'string' ? code : typeof e.type === 'string' ? e.type : undefined
-    // a numeric code is the status (one-api relays: `"code": 429`); else OpenAI's code or type
-    // names a rate limit or a spent quota (`insufficient_quota`, as OpenAI-compatible servers say
-    // it in a stream: a 429, as its status would be, which the relay reads as a spent quota)
+    // a code that is a status is the status: one-api relays' number (`"code": 429`), LiteLLM's
+    // proxy's string (`"code": "429"`, its ProxyException's str(status)), which names nothing else
+    const code = typeof e.code === 'string' && /^[45]\d\d$/.test(e.code) ? Number(e.code) : e.code
+    // (LiteLLM writes an unset type as Python's `"None"`: no name)
+    const type = typeof e.type === 'string' && e.type !== 'None' ? e.type : undefined
+    const named = typeof code === 'string' ? code : type
+    // else OpenAI's code or type names a rate limit or a spent quota (`insufficient_quota`, as
+    // OpenAI-compatible servers say it in a stream: a 429, as its status would be, which the relay
+    // reads as a spent quota), or a relay forwards Anthropic's type name (`rate_limit_error`)
     const status =
       typeof code === 'number' && code >= 400 && code < 600
         ? code
-        : named === 'insufficient_quota' || named === 'rate_limit_exceeded'
+        : named === 'insufficient_quota' || named === 'rate_limit_exceeded' || named === 'rate_limit_error'
           ? 429
           : 502
     return [

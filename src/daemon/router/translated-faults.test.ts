@@ -382,6 +382,33 @@ describe("a chat upstream's error chunk naming a rate limit (OpenAI-compatible s
     expect(breaker).toBe('closed')
   })
 
+  it("LiteLLM's proxy (its code the status as a string) and a relay's Anthropic type name: a 429 too, not a 502", async () => {
+    // LiteLLM's ProxyException writes `code` as str(status) and its type as the exception's:
+    // `data: {"error": {"message": ..., "type": "None", "param": "None", "code": "429"}}`
+    const litellm =
+      data({
+        error: {
+          message: 'litellm.RateLimitError: Rate limit reached',
+          type: 'None',
+          param: 'None',
+          code: '429',
+        },
+      }) + 'data: [DONE]\n\n'
+    const viaLitellm = await run('responses', 'chat', {body: litellm, then: 'end'}, true, CODEX)
+    expect(viaLitellm.res.status).toBe(429)
+    expect(viaLitellm.res.headers.get('retry-after')).toBe('2')
+    expect(JSON.parse(viaLitellm.text).error.code).toBeNull() // (LiteLLM's "None" names nothing)
+    expect(viaLitellm.breaker).toBe('closed')
+    const named =
+      data({error: {message: 'Too many requests', type: 'rate_limit_error', code: null}}) + 'data: [DONE]\n\n'
+    const viaRelay = await run('messages', 'chat', {body: named, then: 'end'})
+    expect(viaRelay.res.status).toBe(429)
+    expect(JSON.parse(viaRelay.text).error).toMatchObject({type: 'rate_limit_error'})
+    // a code that is no status (a vendor's own number) stays a 502
+    const other = data({error: {message: 'engine failure', code: '1234'}}) + 'data: [DONE]\n\n'
+    expect((await run('messages', 'chat', {body: other, then: 'end'})).res.status).toBe(502)
+  })
+
   it('with no wait in its words: retry-after 2 (the first of the waits the gateway gives Codex)', async () => {
     const {res} = await run(
       'responses',
