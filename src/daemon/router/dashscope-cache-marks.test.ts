@@ -84,9 +84,11 @@ describe("Claude Code's cache marks to a Qwen model on DashScope", () => {
     expect(JSON.stringify(messages).split('cache_control').length - 1).toBe(2)
   })
 
-  it('GLM on DashScope, and Qwen on another host: no marks', async () => {
+  it('GLM on DashScope, a DeepSeek distill of Qwen on DashScope, and Qwen on another host: no marks', async () => {
     for (const target of [
       translated('glm-5.1', `${DASHSCOPE}/compatible-mode/v1`),
+      // DashScope serves DeepSeek's distills of Qwen, which its explicit cache does not list
+      translated('deepseek-r1-distill-qwen-32b', `${DASHSCOPE}/compatible-mode/v1`),
       translated('qwen3-coder-plus', upstream.origin),
     ]) {
       const messages = await sentMessages(target)

@@ -806,11 +806,12 @@ export async function proxyRequest(
       isMoonshotApi(target.provider.baseUrl)
     )
       ctx.cacheKeys = true
-    // a Qwen model on DashScope caches explicitly where a content part is marked (chat.ts
-    // `cacheMarksFor`): Claude Code's marks, or marks placed as it places them, go there too
+    // a Qwen model on DashScope (named `qwen...`, not a distill of one: `deepseek-r1-distill-qwen-32b`)
+    // caches explicitly where a content part is marked (chat.ts `cacheMarksFor`): Claude Code's
+    // marks, or marks placed as it places them, go there too
     if (
       target.provider.family === 'chat' &&
-      /qwen/i.test(upstreamModelName) &&
+      /^qwen/i.test(upstreamModelName.slice(upstreamModelName.lastIndexOf('/') + 1)) &&
       isDashScopeApi(target.provider.baseUrl)
     )
       ctx.qwenCacheMarks = true
