@@ -217,13 +217,26 @@ export const itemReferenceRefusal = (id: string): string =>
   `an item_reference names item ${JSON.stringify(id)}, which this gateway does not hold (it keeps the items of its own recent answers in memory: not those from before a restart, long ago or of another server), and this route's upstream cannot look it up; send the conversation's items in full: \`store: false\` (the AI SDK: providerOptions.openai.store = false), as Codex does`
 
 /**
+ * The refusal of an `item_reference` the gateway does not hold ({@link itemReferenceRefusal}): a
+ * TranslationError of its own, so that a route that passes a request the codecs cannot hold
+ * through as it came (proxy.ts `plainRequest`, a Responses server that takes plain functions)
+ * answers it with this 400 instead of sending the raw body (review73).
+ */
+export class ItemReferenceError extends TranslationError {
+  constructor(readonly id: string) {
+    super(itemReferenceRefusal(id))
+    this.name = 'ItemReferenceError'
+  }
+}
+
+/**
  * The parts of an earlier answer's item named by an `item_reference`: copies of those the
  * gateway kept when it wrote the item (carry.ts `BoundedItems`), so that what a later step does to
  * a request's parts leaves the kept ones as they were. Refused when not held.
  */
 function referencedParts(id: unknown, ctx: CodecContext): Part[] {
   const kept = typeof id === 'string' ? ctx.carry?.items?.get(id) : undefined
-  if (!kept) throw new TranslationError(itemReferenceRefusal(typeof id === 'string' ? id : String(id)))
+  if (!kept) throw new ItemReferenceError(typeof id === 'string' ? id : String(id))
   return kept.map((part) => ({...part}))
 }
 
