@@ -31,6 +31,7 @@ import {
   hasForeignOpaque,
   isObject,
   itemStoreOf,
+  keptCall,
   newId,
   ownReasoning,
   partsBytes,
@@ -263,14 +264,21 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const loaded: Body[] = []
   // the effort of the last `configuration_update` item, which holds from its place on
   let updatedEffort: string | undefined
+  // the ids of the item_references put back
+  const referenced = new Set<string>()
   for (const item of Array.isArray(input) ? input : []) {
     if (!isObject(item)) continue
     // (an item reference's `type` is optional in OpenAI's API: an item of an `id` alone is one)
     const type =
       item.type ?? (item.role ? 'message' : typeof item.id === 'string' ? 'item_reference' : undefined)
     if (type === 'item_reference') {
-      // an earlier answer's item by its id: the parts it stood for, in its place
+      // an earlier answer's item by its id: the parts it stood for, in its place, once. The AI SDK
+      // sends one reference per text part of a message (its doGenerate makes a part of each
+      // `output_text`, each with the message's id), so a message of several is named as often;
+      // OpenAI refuses a request that holds an item twice, so a repeat adds nothing (review73)
+      if (typeof item.id === 'string' && referenced.has(item.id)) continue
       const parts = referencedParts(item.id, ctx)
+      referenced.add(item.id as string)
       for (const part of parts) if (part.type === 'tool_call') callNames.set(part.id, part.name)
       if (parts.some((p) => p.type === 'web_search')) searched = true
       push('assistant', parts)
@@ -609,7 +617,7 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
         !wholeArguments(part.arguments)
       const item = functionCallItem(ctx, part, newId(ctx, 'fc'), cut ? 'incomplete' : 'completed')
       output.push(item)
-      keep(item, [part])
+      if (items) keep(item, [keptCall(ctx, part)])
     } else if (part.type === 'web_search') {
       const item = webSearchItem(part, newId(ctx, 'ws'))
       output.push(item)
