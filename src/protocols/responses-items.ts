@@ -194,11 +194,18 @@ export function parseOwnReasoning(value: string): {id?: string; encrypted_conten
  */
 export function ownReasoning(id: unknown, encrypted: unknown): Opaque | undefined {
   if (typeof encrypted !== 'string' || !encrypted) return undefined
+  let raw: string | undefined = encrypted
   let text: string | undefined
   return {
     family: 'responses',
     get value(): string {
-      return (text ??= JSON.stringify({id, encrypted_content: encrypted}))
+      if (text === undefined) {
+        text = JSON.stringify({id, encrypted_content: raw})
+        // (the text holds it: one copy, not two, in a part the gateway keeps, which carry.ts
+        // counts once)
+        raw = undefined
+      }
+      return text
     },
   }
 }
