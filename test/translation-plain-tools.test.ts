@@ -502,4 +502,35 @@ describe("a provider's plainTools setting", {timeout: 60_000}, () => {
     const [row] = await projectLogRows(base, 'plain-always', 1)
     expect([row.status, row.error, row.provider]).toEqual([200, null, 'ollama-remote'])
   })
+
+  // review73: the refusal used to make the request go as it came, so the server got the raw body
+  // and Codex its refusal of the namespace, which the log row blamed on the provider
+  it("on this machine: an item_reference the gateway does not hold gets the gateway's 400 that names it, nothing sent", async () => {
+    received.length = 0
+    const logged = (await projectLogRows(base, 'plain-local', 0)).length
+    const res = await fetch(`${base}/v1/responses`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', authorization: `Bearer ${keys.get('plain-local')}`},
+      body: JSON.stringify({
+        ...codexRequest(),
+        // the AI SDK's default `store` (true): an earlier answer's message by reference
+        input: [
+          ...codexRequest().input,
+          {type: 'item_reference', id: 'msg_from_before_a_restart'},
+          {role: 'user', content: [{type: 'input_text', text: 'go on'}]},
+        ],
+        store: true,
+        stream: true,
+      }),
+    })
+    const text = await res.text()
+    expect(res.status).toBe(400)
+    expect(text).toContain(
+      'an item_reference names item \\"msg_from_before_a_restart\\", which this gateway does not hold',
+    )
+    expect(received).toHaveLength(0)
+    const row = (await projectLogRows(base, 'plain-local', logged + 1)).at(-1)!
+    expect([row.status, row.provider]).toEqual([400, 'local-vllm'])
+    expect(row.error).toContain('does not hold')
+  })
 })

@@ -5,7 +5,8 @@
 import {describe, expect, it} from 'vitest'
 
 import {BoundedCarry, BoundedItems} from './carry.js'
-import {decodeClientRequest, encodeUpstreamRequest, translateResponse} from './translate.js'
+import {ItemReferenceError} from './responses.js'
+import {decodeClientRequest, encodeUpstreamRequest, StreamTranslator, translateResponse} from './translate.js'
 
 /** An answer of Claude's: thinking with its signature, text, a call. */
 const CLAUDE_ANSWER = {
@@ -78,6 +79,8 @@ describe('item_reference', () => {
         {carry},
       )
     expect(refer(msg)).toThrow(`an item_reference names item "${msg}", which this gateway does not hold`)
+    // (its own class: proxy.ts answers it on a route that would pass the body through as it came)
+    expect(refer(msg)).toThrow(ItemReferenceError)
     expect(refer('msg_x')).toThrow("send the conversation's items in full: `store: false`")
   })
 
@@ -89,5 +92,117 @@ describe('item_reference', () => {
     items.get('msg_a')
     items.set('msg_c', [{type: 'text', text: 'C'}], 1)
     expect([items.get('msg_a'), items.get('msg_b')]).toEqual([[{type: 'text', text: 'A'}], undefined])
+  })
+
+  it('puts back a message referenced once per text part, as the AI SDK sends it, once (review73 P1)', () => {
+    const carry = new BoundedCarry()
+    const client = decodeClientRequest('responses', {model: 'gpt-5.5', input: [user('hi')]}, {carry})
+    const claude = {
+      ...CLAUDE_ANSWER,
+      content: [
+        {type: 'text', text: 'First block.'},
+        {type: 'text', text: 'Second block.'},
+      ],
+      stop_reason: 'end_turn',
+    }
+    const {body} = translateResponse('messages', client, claude, {carry})
+    const [message] = body.output as Array<{id: string; content: unknown[]}>
+    expect(message.content).toHaveLength(2)
+    // the AI SDK's doGenerate makes a text part of each output_text, each with the message's id,
+    // and its convertToOpenAIResponsesInput sends a reference for each
+    const refs = message.content.map(() => ({type: 'item_reference', id: message.id}))
+    const next = decodeClientRequest(
+      'responses',
+      {model: 'gpt-5.5', input: [user('hi'), ...refs, user('and?')]},
+      {carry},
+    )
+    const sent = JSON.parse(encodeUpstreamRequest(next, 'messages', 'claude-sonnet-4-5').body.toString()) as {
+      messages: Array<{role: string; content: Array<{text?: string}>}>
+    }
+    expect(sent.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(sent.messages[1].content.map((c) => c.text)).toEqual(['First block.', 'Second block.'])
+  })
+})
+
+/**
+ * A custom tool's call a chat model wrote as raw text (a patch), referenced on the next turn: it
+ * goes back as the item sent in full does, `{"input": PATCH}`, not as the raw text (review73 P2).
+ */
+describe('item_reference to a custom tool call', () => {
+  const TOOLS = [{type: 'custom', name: 'apply_patch', description: 'patch'}]
+  const PATCH = '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch'
+  const OUTPUT = {type: 'custom_tool_call_output', call_id: 'call_1', output: 'Done'}
+  const turn1 = (carry: BoundedCarry, stream: boolean) =>
+    decodeClientRequest('responses', {model: 'm', input: [user('patch it')], tools: TOOLS, stream}, {carry})
+  const turn2 = (carry: BoundedCarry, item: unknown) =>
+    decodeClientRequest(
+      'responses',
+      {model: 'm', input: [user('patch it'), item, OUTPUT], tools: TOOLS},
+      {carry},
+    )
+  /** The call's input in the Messages body of a turn 2. */
+  const toClaude = (request: ReturnType<typeof turn2>) =>
+    (
+      JSON.parse(encodeUpstreamRequest(request, 'messages', 'claude-sonnet-4-5').body.toString()) as {
+        messages: Array<{content: Array<{type: string; input?: unknown}>}>
+      }
+    ).messages[1].content.find((b) => b.type === 'tool_use')!.input
+  /** The call's arguments in the chat body of a turn 2. */
+  const toChat = (request: ReturnType<typeof turn2>) =>
+    (
+      JSON.parse(encodeUpstreamRequest(request, 'chat', 'deepseek-chat').body.toString()) as {
+        messages: Array<{tool_calls?: Array<{function: {arguments: string}}>}>
+      }
+    ).messages[1].tool_calls![0].function.arguments
+
+  it('an answer in JSON', () => {
+    const carry = new BoundedCarry()
+    const chat = {
+      id: 'c1',
+      object: 'chat.completion',
+      model: 'deepseek-chat',
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{id: 'call_1', type: 'function', function: {name: 'apply_patch', arguments: PATCH}}],
+          },
+        },
+      ],
+      usage: {prompt_tokens: 5, completion_tokens: 5},
+    }
+    const {body} = translateResponse('chat', turn1(carry, false), chat, {carry})
+    const [call] = body.output as Array<Record<string, string>>
+    expect([call.type, call.input]).toEqual(['custom_tool_call', PATCH])
+    // the item in full (store: false) and by reference: the same bytes upstream
+    expect(toClaude(turn2(carry, {...call}))).toEqual({input: PATCH})
+    expect(toClaude(turn2(carry, {type: 'item_reference', id: call.id}))).toEqual({input: PATCH})
+    expect(toChat(turn2(carry, {type: 'item_reference', id: call.id}))).toBe(JSON.stringify({input: PATCH}))
+  })
+
+  it('an answer streamed', () => {
+    const carry = new BoundedCarry()
+    const t = new StreamTranslator('chat', turn1(carry, true), {carry})
+    const chunk = (delta: unknown, finish: string | null = null) =>
+      `data: ${JSON.stringify({id: 'c1', object: 'chat.completion.chunk', model: 'deepseek-chat', choices: [{index: 0, delta, finish_reason: finish}]})}\n\n`
+    const sse =
+      chunk({role: 'assistant', content: ''}) +
+      chunk({
+        tool_calls: [
+          {index: 0, id: 'call_1', type: 'function', function: {name: 'apply_patch', arguments: PATCH}},
+        ],
+      }) +
+      chunk({}, 'tool_calls') +
+      'data: [DONE]\n\n'
+    const events = (t.push(Buffer.from(sse)) + t.end())
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)) as {type: string; item?: Record<string, string>})
+    const call = events.find((e) => e.type === 'response.output_item.done')!.item!
+    expect([call.type, call.input]).toEqual(['custom_tool_call', PATCH])
+    expect(toClaude(turn2(carry, {type: 'item_reference', id: call.id}))).toEqual({input: PATCH})
   })
 })

@@ -13,6 +13,7 @@ import type {
   ReasoningPart,
   Request,
   StopReason,
+  ToolCallPart,
   Usage,
 } from './ir.js'
 import {carriedId, emptyUsage, wrapOpaque} from './ir.js'
@@ -193,11 +194,18 @@ export function parseOwnReasoning(value: string): {id?: string; encrypted_conten
  */
 export function ownReasoning(id: unknown, encrypted: unknown): Opaque | undefined {
   if (typeof encrypted !== 'string' || !encrypted) return undefined
+  let raw: string | undefined = encrypted
   let text: string | undefined
   return {
     family: 'responses',
     get value(): string {
-      return (text ??= JSON.stringify({id, encrypted_content: encrypted}))
+      if (text === undefined) {
+        text = JSON.stringify({id, encrypted_content: raw})
+        // (the text holds it: one copy, not two, in a part the gateway keeps, which carry.ts
+        // counts once)
+        raw = undefined
+      }
+      return text
     },
   }
 }
@@ -288,6 +296,18 @@ export function responseObject(fields: {
  */
 export const itemStoreOf = (ctx: CodecContext | undefined): ItemStore | undefined =>
   ctx?.request?.storeItems ? ctx.carry?.items : undefined
+
+/**
+ * A call as it is kept for the client's `item_reference`: as the decoder reads the same item sent
+ * in full. A custom tool's call is `{"input": …}` of the input the client got ({@link customInput}),
+ * not the model's arguments as they came: a chat model writes a patch as raw text (chat.ts keeps
+ * it so), which would go to Messages and Gemini as `{}` and to a chat upstream as arguments that
+ * are not JSON (review73).
+ */
+export const keptCall = (ctx: CodecContext | undefined, part: ToolCallPart): ToolCallPart =>
+  isCustomTool(ctx?.request, part.name)
+    ? {...part, arguments: JSON.stringify({input: customInput(part.arguments)})}
+    : part
 
 /**
  * About how many bytes an answer item's parts hold, from the lengths of their strings (an

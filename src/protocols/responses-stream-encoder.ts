@@ -20,6 +20,7 @@ import {
   hasForeignOpaque,
   isCustomTool,
   itemStoreOf,
+  keptCall,
   newId,
   partsBytes,
   reasoningItem,
@@ -357,7 +358,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const block = this.heldCall!
     this.heldCall = undefined
     const call = {id: block.call!.id, name: block.call!.name, arguments: block.text || '{}'}
-    if (this.items) this.keep(block.itemId, [{type: 'tool_call', ...call}])
+    if (this.items) this.keep(block.itemId, [keptCall(this.ctx, {type: 'tool_call', ...call})])
     if (hasForeignOpaque(this.reasoning, 'responses')) this.ctx?.carry?.set(call.id, [...this.reasoning])
     if (next.type === 'stop' && next.reason === 'max_tokens' && !wholeArguments(call.arguments)) {
       this.output[block.outputIndex] = functionCallItem(this.ctx, call, block.itemId, 'incomplete')

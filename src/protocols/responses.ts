@@ -31,6 +31,7 @@ import {
   hasForeignOpaque,
   isObject,
   itemStoreOf,
+  keptCall,
   newId,
   ownReasoning,
   partsBytes,
@@ -217,13 +218,26 @@ export const itemReferenceRefusal = (id: string): string =>
   `an item_reference names item ${JSON.stringify(id)}, which this gateway does not hold (it keeps the items of its own recent answers in memory: not those from before a restart, long ago or of another server), and this route's upstream cannot look it up; send the conversation's items in full: \`store: false\` (the AI SDK: providerOptions.openai.store = false), as Codex does`
 
 /**
+ * The refusal of an `item_reference` the gateway does not hold ({@link itemReferenceRefusal}): a
+ * TranslationError of its own, so that a route that passes a request the codecs cannot hold
+ * through as it came (proxy.ts `plainRequest`, a Responses server that takes plain functions)
+ * answers it with this 400 instead of sending the raw body (review73).
+ */
+export class ItemReferenceError extends TranslationError {
+  constructor(readonly id: string) {
+    super(itemReferenceRefusal(id))
+    this.name = 'ItemReferenceError'
+  }
+}
+
+/**
  * The parts of an earlier answer's item named by an `item_reference`: copies of those the
  * gateway kept when it wrote the item (carry.ts `BoundedItems`), so that what a later step does to
  * a request's parts leaves the kept ones as they were. Refused when not held.
  */
 function referencedParts(id: unknown, ctx: CodecContext): Part[] {
   const kept = typeof id === 'string' ? ctx.carry?.items?.get(id) : undefined
-  if (!kept) throw new TranslationError(itemReferenceRefusal(typeof id === 'string' ? id : String(id)))
+  if (!kept) throw new ItemReferenceError(typeof id === 'string' ? id : String(id))
   return kept.map((part) => ({...part}))
 }
 
@@ -250,14 +264,21 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const loaded: Body[] = []
   // the effort of the last `configuration_update` item, which holds from its place on
   let updatedEffort: string | undefined
+  // the ids of the item_references put back
+  const referenced = new Set<string>()
   for (const item of Array.isArray(input) ? input : []) {
     if (!isObject(item)) continue
     // (an item reference's `type` is optional in OpenAI's API: an item of an `id` alone is one)
     const type =
       item.type ?? (item.role ? 'message' : typeof item.id === 'string' ? 'item_reference' : undefined)
     if (type === 'item_reference') {
-      // an earlier answer's item by its id: the parts it stood for, in its place
+      // an earlier answer's item by its id: the parts it stood for, in its place, once. The AI SDK
+      // sends one reference per text part of a message (its doGenerate makes a part of each
+      // `output_text`, each with the message's id), so a message of several is named as often;
+      // OpenAI refuses a request that holds an item twice, so a repeat adds nothing (review73)
+      if (typeof item.id === 'string' && referenced.has(item.id)) continue
       const parts = referencedParts(item.id, ctx)
+      referenced.add(item.id as string)
       for (const part of parts) if (part.type === 'tool_call') callNames.set(part.id, part.name)
       if (parts.some((p) => p.type === 'web_search')) searched = true
       push('assistant', parts)
@@ -596,7 +617,7 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
         !wholeArguments(part.arguments)
       const item = functionCallItem(ctx, part, newId(ctx, 'fc'), cut ? 'incomplete' : 'completed')
       output.push(item)
-      keep(item, [part])
+      if (items) keep(item, [keptCall(ctx, part)])
     } else if (part.type === 'web_search') {
       const item = webSearchItem(part, newId(ctx, 'ws'))
       output.push(item)

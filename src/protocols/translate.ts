@@ -92,7 +92,7 @@ import {thinkingOffForToolTurns, withEmptyThinking} from './thinking-history.js'
 export {TranslationError} from './ir.js'
 export {derivedCacheKey, headerCacheKey} from './cache-key.js'
 export {geminiDeclarationCount} from './tool-cap.js'
-export {REMOTE_COMPACTION_REFUSAL} from './responses.js'
+export {ItemReferenceError, REMOTE_COMPACTION_REFUSAL} from './responses.js'
 
 export const CODECS: Readonly<Record<Family, Codec>> = {
   chat: chatCodec,

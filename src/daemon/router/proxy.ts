@@ -570,7 +570,7 @@ export async function proxyRequest(
             target,
             (passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')),
           ) &&
-          (translated = await plainRequest(target, model)) !== undefined
+          (translated = await plainRequest(target, model, true)) !== undefined
         ) {
           // Codex's tool shapes to a Responses server that takes plain functions (./plain-tools.ts)
           body = translated.body
@@ -695,17 +695,24 @@ export async function proxyRequest(
 
   /**
    * The request for `target` with every tool a plain function; undefined (passed through as it
-   * came) for one the Responses codecs cannot hold.
+   * came) for one the Responses codecs cannot hold. An `item_reference` the gateway does not hold
+   * is no such request: passed through, the server would get the raw body and refuse its tool
+   * shapes, not the reference (review73). Before anything was sent (`beforeSending`) it is a
+   * RequestBodyError, which the caller answers with the gateway's 400 that names the id; after
+   * the server refused the body passed through (the learned path), that refusal goes back.
    */
   async function plainRequest(
     target: ProxyTarget,
     model: string | null,
+    beforeSending = false,
   ): Promise<TranslatedRequest | undefined> {
     const [translate] = translationLoaded ?? (await loadTranslation())
     try {
       const sent = await translateFor(target, model, true)
       return sent === 'answered' ? undefined : sent
     } catch (error) {
+      if (beforeSending && error instanceof translate.ItemReferenceError)
+        throw new RequestBodyError(error.message)
       if (error instanceof translate.TranslationError) return undefined
       throw error
     }
