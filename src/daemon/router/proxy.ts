@@ -513,6 +513,7 @@ export async function proxyRequest(
     addedUsage: prepared.addedUsage,
     timeouts: options.timeouts,
     clientGone,
+    readingOn: pools.readingOn,
   }
 
   const targets = options.targets
