@@ -125,6 +125,42 @@ describe('reconcile and --source all', () => {
     expect(r.days.find((d) => d.day === '2025-08-20')).toMatchObject({matched: 0, onlyHistory: 1})
   })
 
+  it("leaves out a billed try's own row (Gemini's empty 200 the client never got): the answer's row is matched", () => {
+    const at = (t: string) => Date.parse(`2025-08-21T${t}Z`)
+    // (as daemon/router/log-entry.ts `billedTryEntries` writes it: the request's time, no request id;
+    // nearer to the history row than the answer's row, which the fallback wrote at its end)
+    logs.append(
+      entry({
+        entrance: 'gemini',
+        time: at('12:00:02'),
+        requestId: null,
+        provider: 'up-gemini',
+        model: 'gemini-2.5-pro',
+        inputTokens: 900,
+        error:
+          "up-gemini: answered nothing, twice (sent again once); billed 900 input tokens for what the client never got (its request's answer is in the row of up-gemini/gemini-2.5-pro)",
+      }),
+    )
+    logs.append(
+      entry({
+        entrance: 'gemini',
+        time: at('12:00:03'),
+        requestId: 'g-answer',
+        model: 'gemini-2.5-pro',
+        inputTokens: 7,
+        outputTokens: 3,
+      }),
+    )
+    logs.flush()
+    const r = reconcile(history.db, {sinceMs: 0, tool: 'gemini-cli'})
+    expect(r.days.find((d) => d.day === '2025-08-21')).toMatchObject({
+      matched: 1,
+      matchedByTime: 1,
+      onlyGateway: 0,
+    })
+    expect(r.differences.map((d) => d.requestId)).toEqual(['g-answer'])
+  })
+
   it('--source all counts a request the gateway logged once', () => {
     const requests = (source: 'gateway' | 'history' | 'all') =>
       usageGroups(history.db, {source, pivot: 'tool'})

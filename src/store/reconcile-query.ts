@@ -60,6 +60,14 @@ const FIELDS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheCreation
 /** The tools whose history rows hold no request id the gateway logs: matched by time and model. */
 export const TIME_MATCHED_TOOLS: ReadonlySet<AgentTool> = new Set(['gemini-cli', 'opencode', 'qwen-code'])
 
+/**
+ * A billed try's row of its own (daemon/router/log-entry.ts `billedTryEntries`, its note made by
+ * proxy.ts `billedTryError`): a 200 where the upstream answered nothing the client got (Gemini's
+ * empty answer). The agent's history holds the request once, as its answer's row, so this row is
+ * matched to none (by time it could take the answer's place: review72 #3).
+ */
+const BILLED_TRY_ROW = `(request_id IS NULL AND error LIKE '%for what the client never got (its request''s answer is in the row of %')`
+
 /** How far apart a history row without a request id and its gateway row may be (ms). */
 export const TIME_MATCH_MS = 5 * 60_000
 const sum = (t: ReconcileTokens) => t.inputTokens + t.outputTokens + t.cacheReadTokens + t.cacheCreationTokens
@@ -98,7 +106,7 @@ function load(
         db,
         `SELECT * FROM (SELECT request_id, ts, model, ${GATEWAY_TOOL} AS tool,
             ${GATEWAY_INPUT} AS i, output_tokens AS o, cache_read_tokens AS cr, cache_creation_tokens AS cc
-          FROM logs WHERE ts >= @sinceMs AND status < 400)
+          FROM logs WHERE ts >= @sinceMs AND status < 400 AND NOT ${BILLED_TRY_ROW})
         WHERE tool IS NOT NULL AND (@tool IS NULL OR tool = @tool)`,
         {...params, agentTools},
       )

@@ -2,7 +2,7 @@
  * A try whose upstream billed an answer the client never got, of another provider than the one
  * that answered (Gemini's empty answer, twice, then a fallback's answer): its tokens go in a log row
  * of their own, of that provider and model, which `gwctl usage --by provider` counts (review67 #2:
- * they were in the answer's row's note only). Through the Router into logs.db, with a scripted
+ * they were in the answer's row's note only), with the status Gemini answered (review72 #3). Through the Router into logs.db, with a scripted
  * Gemini upstream that answers nothing and a chat upstream that answers.
  */
 import {createServer} from 'node:http'
@@ -13,6 +13,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {tempHome} from '../../../test/helpers/cli.js'
 import {LogStore} from '../../store/log-store.js'
 import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
+import {providerHealth} from '../../ui/app/model-routes.js'
 import {Router} from './index.js'
 import type {Upstream} from './proxy-fixture.js'
 import {startUpstream} from './proxy-fixture.js'
@@ -121,10 +122,11 @@ describe("a billed try of another provider than the answer's", () => {
     expect(answer!.error).toContain(
       "up-gemini/gemini-2.5-pro billed 1800 input tokens for what the client never got (counted in a row of its own, not in this one, which is deepseek/deepseek-chat's)",
     )
-    // the try: both empty answers' prompts (sent again once), under Google's name, a 502
+    // the try: both empty answers' prompts (sent again once), under Google's name, with the 200
+    // Gemini answered (no outage: review72 #3), its note saying why it is a row of its own
     expect(tried).toMatchObject({
       model: 'gemini-2.5-pro',
-      status: 502,
+      status: 200,
       fallback: false,
       inputTokens: 1800,
       outputTokens: 0,
@@ -138,7 +140,9 @@ describe("a billed try of another provider than the answer's", () => {
     expect(tried!.error).toContain('in the row of deepseek/deepseek-chat')
     // `gwctl usage --by provider`: each provider's tokens on its own line
     const byProvider = store.usage({pivot: 'provider'})
-    expect(byProvider.find((u) => u.key === 'up-gemini')).toMatchObject({inputTokens: 1800, errors: 1})
+    // (and Gemini's empty 200 is no error there, nor a 5xx in the app's provider health)
+    expect(byProvider.find((u) => u.key === 'up-gemini')).toMatchObject({inputTokens: 1800, errors: 0})
+    expect(providerHealth(rows, Date.now()).get('up-gemini')?.errors ?? 0).toBe(0)
     expect(byProvider.find((u) => u.key === 'deepseek')).toMatchObject({inputTokens: 700, outputTokens: 9})
   })
 })

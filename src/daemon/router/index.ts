@@ -89,6 +89,9 @@ type RoutedAdmission = Omit<Admission, 'fallback'> & {
   fallback?: NonNullable<Admission['fallback']> & {targets: ProxyTarget[]}
 }
 
+/** How long Router `close` waits for the requests under way to write their rows. */
+const CLOSE_WAIT_MS = 1_000
+
 /** A request that used nothing (releases reservations without counting). */
 const EMPTY_ENTRY: LogEntry = {
   time: 0,
@@ -123,6 +126,9 @@ export class Router {
   budgets: BudgetBook | undefined
   /** Resolved targets per policy object and family (see targetsOf). */
   private readonly resolved = new WeakMap<PolicyConfig, Map<Family, ResolvedRoute>>()
+  /** Requests being routed (their rows not yet written), and what `close` is told by when none are left. */
+  private routing = 0
+  private drained: (() => void) | undefined
 
   constructor(private readonly options: RouterOptions = {}) {
     this.breakers = new BreakerRegistry(() => DEFAULT_BREAKER, options.clock)
@@ -132,6 +138,7 @@ export class Router {
   /** Routes one request and logs it. Never throws for upstream or policy trouble. */
   async route(input: RouteInput, res: ServerResponse): Promise<ProxyResult> {
     const time = Date.now()
+    this.routing++
     const header = input.headers['x-gw-project']
     const project = typeof header === 'string' ? header.trim() : ''
     const identity: RequestIdentity = project ? {...input.identity, project} : input.identity
@@ -217,6 +224,7 @@ export class Router {
         this.options.logStore?.append(tried)
         emitGatewayEvent({type: 'request', entry: tried})
       }
+    if (--this.routing === 0) this.drained?.()
     return result
   }
 
@@ -304,8 +312,27 @@ export class Router {
     return providers.map((p) => this.breakers.snapshotOf(p.name))
   }
 
+  /**
+   * Closes the pools, which first ends the JSON answers read on after their clients left (relay.ts:
+   * a graceful close would wait for them, up to the idle timeout), and waits, up to
+   * {@link CLOSE_WAIT_MS}, for the requests under way to write their rows: the daemon's stop
+   * writes the queued rows after this, and is killed at its drain bound plus 5 s (review72 #2).
+   * By then the server has let every client go, so what is left ends at once (an upstream request
+   * is aborted when its client leaves).
+   */
   async close(): Promise<void> {
-    await this.pools.close()
+    const closed = this.pools.close()
+    if (this.routing > 0)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, CLOSE_WAIT_MS)
+        timer.unref()
+        this.drained = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+    this.drained = undefined
+    await closed
   }
 }
 

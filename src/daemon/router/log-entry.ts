@@ -52,9 +52,12 @@ export function logEntryFor(
  * The rows of a request's tries whose upstream billed an answer the client never got, of another
  * provider or model than its own row (ProxyResult `billedTries`): one each, so that the hourly
  * roll-up and `gwctl usage` count their tokens under that provider and model, at its prices (a
- * row holds one). Each is a 502 (an answer the gateway could not give the client: it went on to
- * the next target), at the request's time, with no request id (the client saw none of it), and,
- * as any row, counts as a request: one the gateway sent that upstream, which billed it.
+ * row holds one). Each has the try's status (BilledTry `status`: 200 for an answer of nothing, its
+ * note saying why it is a row of its own; the upstream's 5xx or 429; 502 where nothing usable came
+ * back), so that an empty 200 does not count as an outage in provider health, Prometheus or
+ * `gwctl usage` errors (review72 #3). It is at the request's time, with no request id (the client
+ * saw none of it), and, as any row, counts as a request: one the gateway sent that upstream,
+ * which billed it. (`usage reconcile` leaves these rows out: reconcile-query.ts.)
  */
 export function billedTryEntries(
   entrance: Family,
@@ -73,7 +76,7 @@ export function billedTryEntries(
     requestedModel: result.requestedModel,
     provider: tried.provider,
     model: tried.model,
-    status: 502,
+    status: tried.status,
     fallback: tried.fallback,
     inputTokens: tried.usage.inputTokens,
     outputTokens: tried.usage.outputTokens,

@@ -24,6 +24,11 @@ export class UpstreamPools {
    * object edited in place is looked up again): no key string built per request.
    */
   private recent = new WeakMap<TimeoutSettings, Map<string, {pool: Pool; timeouts: TimeoutSettings}>>()
+  /**
+   * What ends each JSON answer read on after its client left (relay.ts): a graceful close of the
+   * pools would wait for it (up to the idle timeout), so `close` ends them first (review72 #2).
+   */
+  readonly readingOn = new Set<() => void>()
 
   get(origin: string, timeouts: TimeoutSettings): Pool {
     let byOrigin = this.recent.get(timeouts)
@@ -58,6 +63,7 @@ export class UpstreamPools {
   }
 
   async close(): Promise<void> {
+    for (const stop of [...this.readingOn]) stop()
     const pools = [...this.pools.values()]
     this.pools.clear()
     this.recent = new WeakMap()

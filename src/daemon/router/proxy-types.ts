@@ -150,6 +150,12 @@ export interface BilledTry {
   usage: Usage
   /** Why the client never got it (the try's failure), and whose row holds the client's answer. */
   error: string
+  /**
+   * The status its row says: the upstream's where it answered (200 for Gemini's empty answer, of
+   * which the client saw nothing: no outage), or failed with a 5xx or 429; 502 where nothing usable
+   * came back (a stream that broke while its start was held). (review72 #3)
+   */
+  status: number
   /** The try was of a target other than the policy's first. */
   fallback: boolean
   /** The family its upstream speaks, when it was translated. */

@@ -335,7 +335,10 @@ function unseenNote(
   return `${named(provider, model)} billed ${tokensSaid(usage)} for what the client never got (counted in a row of its own, not in this one, which is ${named(rowProvider, rowModel)}'s)`
 }
 
-/** The `error` of a billed try's own row: why the client never got it, and whose row has its answer. */
+/**
+ * The `error` of a billed try's own row: why the client never got it, and whose row has its answer.
+ * (`usage reconcile` knows such a row by its words: store/reconcile-query.ts `BILLED_TRY_ROW`.)
+ */
 function billedTryError(
   why: string | undefined,
   usage: Usage,
@@ -447,9 +450,10 @@ export async function proxyRequest(
   let unseen: Map<string, Omit<BilledTry, 'error'> & {why?: string}> | undefined
   /**
    * Moves the usage of the try that just failed (`why`) or answered nothing into {@link unseen},
-   * with what its own row would need should it be of another provider or model than the answer's.
+   * with what its own row would need should it be of another provider or model than the answer's
+   * (its `status`: BilledTry's; the last try's of that provider and model, as its `why` is).
    */
-  const keepUnseen = (why?: string): void => {
+  const keepUnseen = (why: string | undefined, status: number): void => {
     if (result.usage) {
       const key = JSON.stringify([result.provider, result.model])
       unseen ??= new Map()
@@ -459,6 +463,7 @@ export async function proxyRequest(
         model: result.model,
         usage: addBilled(kept?.usage ?? null, result.usage),
         why: why ?? kept?.why,
+        status,
         fallback: result.fallback,
         ...(result.upstreamFamily ? {upstreamFamily: result.upstreamFamily} : {}),
         latencyMs: performance.now() - started,
@@ -513,6 +518,7 @@ export async function proxyRequest(
     addedUsage: prepared.addedUsage,
     timeouts: options.timeouts,
     clientGone,
+    readingOn: pools.readingOn,
   }
 
   const targets = options.targets
@@ -1055,7 +1061,12 @@ export async function proxyRequest(
       if (answered) target.breaker?.recordSuccess()
       else if (status === undefined || (status < 500 && status !== 429))
         target.breaker?.recordFailure(message)
-      keepUnseen(message)
+      // (the try's own row, should it have one: the upstream's status where it answered or
+      // failed with a 5xx or 429, else 502)
+      keepUnseen(
+        message,
+        status !== undefined && (answered || status >= 500 || status === 429) ? status : 502,
+      )
       attempts.push({provider: provider.name, ...(status === undefined ? {} : {status}), error: message})
       result.error = message
       result.status = 0
@@ -1660,7 +1671,7 @@ export async function proxyRequest(
         // (the empty answer's usage, which Google bills: added to the request's row at the end,
         // to the usage of the answer to the resend, of a target after it, or alone when none set
         // one: a 5xx, a reset, the client gone)
-        keepUnseen()
+        keepUnseen(undefined, status)
         return tryTarget(i, model, body, credential, translated, passedWith, passedAdapted, true)
       }
       // A Messages upstream paused the turn (pause_turn): the same request again with the turn's

@@ -279,6 +279,11 @@ export interface RelayContext {
    */
   clientGone: {readonly aborted: boolean; tellInstead?(listener: () => void): void}
   /**
+   * The JSON answers read on after their clients left, each by what ends it (the request's pools'
+   * `readingOn`): Router `close` ends them, so that their rows are written before the stop's.
+   */
+  readingOn?: Set<() => void>
+  /**
    * Whether a failure of this attempt before its first byte can fall back to the next target (the
    * policy falls back and one is left); set by the proxy for each attempt.
    */
@@ -447,15 +452,37 @@ export async function relay(
       process.nextTick(feedTap)
     }
   }
-  // A JSON answer whose client leaves before its end is read on to its end (bounded: what the tap
-  // keeps, and the idle timeout between chunks) for its usage, which the upstream bills: its row
-  // had none, the body dropped unread. The upstream request is no longer aborted when the client
-  // leaves; the body resumed instead, should it wait for the client's 'drain'. (One assignment for
-  // such an answer; a stream is aborted as before: its tap has read what came by then.)
+  // A JSON answer whose client leaves before its end is read on to its end for its usage, which
+  // the upstream bills: its row had none, the body dropped unread. The upstream request is no
+  // longer aborted when the client leaves; the body resumed instead, should it wait for the
+  // client's 'drain'. Bounded by what the tap keeps, and by time: the idle timeout counted from
+  // the client's leaving, in all (an upstream that sends a blank more often than the idle timeout,
+  // as OpenRouter keeps a connection alive, is otherwise read without end, its row unwritten and
+  // its budget reservation held: review72 #1); and the gateway's stop ends it at once (Router
+  // `close`, through `readingOn`: review72 #2). (One assignment for such an answer; a stream is
+  // aborted as before: its tap has read what came by then.)
   const readOn = tapped && !sse && clientGone.tellInstead !== undefined && !clientGone.aborted
-  if (readOn) clientGone.tellInstead!(() => body.resume())
+  /** Ends a read-on body (the answer given up), and the time it may still take. */
+  let stopReading: (() => void) | undefined
+  let deadline: NodeJS.Timeout | undefined
+  /** Set once the relay read the body to its end or failure: a client leaving later starts nothing. */
+  let relayed = false
+  if (readOn)
+    clientGone.tellInstead!(() => {
+      if (relayed) return
+      body.resume()
+      const stop = (): void => {
+        body.destroy(new Error('the answer was read on after its client left, and given up'))
+      }
+      stopReading = stop
+      deadline = setTimeout(stop, ctx.timeouts.idleMs)
+      deadline.unref()
+      ctx.readingOn?.add(stop)
+    })
   /** The JSON answer's bytes read after its client left (read on: {@link readOn}). */
   let unsent = 0
+  /** The JSON answer's bytes the tap was given, in all (it keeps none past MAX_TAPPED_JSON_BYTES). */
+  let taken = 0
   // 'data' events rather than `for await`: no Promise per chunk, and each chunk is written to
   // the client in the tick it arrives, before the usage tap reads it (the tap is off the
   // critical path). Backpressure: pause the upstream until the client drains.
@@ -490,9 +517,11 @@ export async function relay(
           // (the client gone: the rest is the tap's alone, up to what it keeps)
           for (const chunk of chunks) {
             unsent += chunk.length
+            taken += chunk.length
             ;(tap ??= createUsageTap(family, false)).feed(chunk)
           }
-          if (unsent <= MAX_TAPPED_JSON_BYTES) return
+          // (past its limit in all, the tap reads no usage: taps/tap.ts)
+          if (taken <= MAX_TAPPED_JSON_BYTES) return
           body.destroy()
         }
         resolve({error: new Error('client closed the connection')})
@@ -514,7 +543,10 @@ export async function relay(
       send(filter ? filter.push(out) : out)
       if (tapped) {
         if (sse) tapLater(chunk)
-        else (tap ??= createUsageTap(family, false)).feed(chunk)
+        else {
+          taken += chunk.length
+          ;(tap ??= createUsageTap(family, false)).feed(chunk)
+        }
       }
     }
     // (what throws there fails the body, as it did thrown in its 'data' event)
@@ -583,6 +615,11 @@ export async function relay(
       resolve({error})
     })
   })
+  relayed = true
+  if (stopReading) {
+    clearTimeout(deadline)
+    ctx.readingOn?.delete(stopReading)
+  }
   // Past this point the answer has been handed to the socket (a success) or has failed: the
   // usage parse below no longer delays a byte to the client.
   if (tapped && !tapEnded) {
