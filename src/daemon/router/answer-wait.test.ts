@@ -46,7 +46,7 @@ it.each([
   '%s count of tokens from a hung upstream falls back at the first-byte timeout',
   async (family, path, body) => {
     targets = (f) => [{provider: simProvider(`up-${f}`, f)}, {provider: plainProvider(`alt-${f}`, f)}]
-    const started = performance.now()
+    gateway.results.length = 0
     // the first target hangs 3 s before its headers (a hung upstream), the second answers at once
     const res = await fetch(gateway.url + path, {
       method: 'POST',
@@ -54,12 +54,13 @@ it.each([
       body: JSON.stringify(body),
     })
     await res.text()
-    const elapsed = performance.now() - started
     const [result] = await gateway.settled()
-    // (before: no fallback, the count waited the 3 s hang; it would wait idleMs, 300 s by default)
+    // (before: no fallback, the count waited the 3 s hang and the first target answered; it would
+    // wait idleMs, 300 s by default). The first-byte timeout named is the proof, not a timing: a
+    // loaded machine may take longer than the 500 ms.
     expect(res.status).toBe(200)
     expect(result.error ?? '').toMatch(/first-byte timeout/)
-    expect(elapsed).toBeLessThan(2_000)
+    expect(result.provider).toBe(`alt-${family}`)
   },
 )
 
