@@ -35,35 +35,74 @@ export function optionalServerTools(body: Body): string[] | undefined {
 }
 
 /**
- * `body` without the tools of the `refused` types, and without their records in its history: each
- * `server_tool_use` that called one of them (by its name) and the result that answered it (by its
- * id) left out, the advisor's advice as a text block in its place (messages.ts `advisorAdviceText`);
- * a cache mark on a block left out goes on the block before it; a message left empty goes. In
- * place; true when anything changed.
+ * `body` without the tools of the `refused` types it could go without ({@link
+ * optionalServerTools}: one forced or offered alone goes as it came, and so do its records), and
+ * without the records of the refused types in its history, whether it still offers the tool or not
+ * (Claude Code after `/advisor` off: the host refuses the blocks as it refused the tool, review77
+ * #4). See {@link withoutCalls}. In place; true when anything changed.
  */
 export function withoutServerTools(body: Body, refused: readonly string[]): boolean {
-  if (!Array.isArray(body.tools)) return false
+  const optional = optionalServerTools(body) ?? []
+  const kept = new Set<string>()
   const names = new Set<string>()
-  const tools = body.tools.filter((t) => {
-    if (!isObj(t) || typeof t.type !== 'string' || !refused.includes(t.type)) return true
-    if (typeof t.name === 'string') names.add(t.name)
-    return false
-  })
-  if (tools.length === body.tools.length) return false
-  body.tools = tools
-  if (Array.isArray(body.messages)) body.messages = withoutCalls(body.messages, names)
+  // a server tool's name is its type less the date (`advisor_20260301`: `advisor`)
+  for (const type of refused) names.add(type.replace(/_\d{8}$/, ''))
+  let changed = false
+  if (Array.isArray(body.tools)) {
+    const tools = body.tools.filter((t) => {
+      const drop =
+        isObj(t) && typeof t.type === 'string' && refused.includes(t.type) && optional.includes(t.type)
+      if (isObj(t) && typeof t.name === 'string') (drop ? names : kept).add(t.name)
+      return !drop
+    })
+    if (tools.length !== body.tools.length) {
+      body.tools = tools
+      changed = true
+    }
+  }
+  for (const name of kept) names.delete(name)
+  if (names.size === 0 || !Array.isArray(body.messages) || !callsAny(body.messages, names)) return changed
+  body.messages = withoutCalls(body.messages, names)
   return true
 }
 
+const callsAny = (messages: unknown[], names: ReadonlySet<string>): boolean =>
+  messages.some(
+    (m) =>
+      isObj(m) &&
+      Array.isArray(m.content) &&
+      m.content.some(
+        (b) => isObj(b) && b.type === 'server_tool_use' && typeof b.name === 'string' && names.has(b.name),
+      ),
+  )
+
+/** The blocks a cache mark may go on (Anthropic refuses one on `thinking`, `redacted_thinking`). */
+const MARKABLE = new Set(['text', 'tool_use', 'tool_result', 'image'])
+
+/** What a turn left empty by the records dropped holds instead (review77 #1). */
+export const CONSULTED = '(advisor consulted)'
+
+/**
+ * `messages` without each `server_tool_use` that called one of `names` and the result that
+ * answered it (by its id), the advisor's advice as a text block in its place (messages.ts
+ * `advisorAdviceText`). A cache mark on a block left out goes on the nearest block before it that
+ * may carry one, else on the previous message's last such block (never on a thinking block, which
+ * Anthropic refuses one on: review77 #2). A message left empty keeps its place with a short text,
+ * {@link CONSULTED} (Claude Code's turn of an advisor call and a redacted or failed result): without
+ * it two user turns would sit side by side, which a host that needs the roles to alternate refuses
+ * (review77 #1); the last message left empty goes (a prefill of nothing).
+ */
 function withoutCalls(messages: unknown[], names: ReadonlySet<string>): unknown[] {
   const ids = new Set<string>()
   const out: unknown[] = []
-  for (const m of messages) {
+  for (let n = 0; n < messages.length; n++) {
+    const m = messages[n]
     if (!isObj(m) || !Array.isArray(m.content)) {
       out.push(m)
       continue
     }
     let content: unknown[] | undefined
+    let mark: unknown
     for (let i = 0; i < m.content.length; i++) {
       const b: unknown = m.content[i]
       const call = isObj(b) && b.type === 'server_tool_use' && typeof b.name === 'string' && names.has(b.name)
@@ -77,16 +116,47 @@ function withoutCalls(messages: unknown[], names: ReadonlySet<string>): unknown[
       if (call && typeof block.id === 'string') ids.add(block.id)
       const advice = result && block.type === 'advisor_tool_result' ? advisorAdviceText(block) : undefined
       if (advice !== undefined) content.push({type: 'text', text: advice, ...cacheMark(block)})
-      else if (block.cache_control !== undefined) {
-        const last = content.at(-1)
-        if (isObj(last) && last.cache_control === undefined)
-          content[content.length - 1] = {...last, cache_control: block.cache_control}
+      else if (block.cache_control !== undefined && !markLast(content, block.cache_control))
+        mark ??= block.cache_control
+    }
+    if (content === undefined) {
+      out.push(m)
+      continue
+    }
+    const last = n === messages.length - 1
+    if (content.length === 0 && !last) {
+      content.push({type: 'text', text: CONSULTED, ...(mark === undefined ? {} : {cache_control: mark})})
+      mark = undefined
+    }
+    if (mark !== undefined) {
+      // no block before it in this message: the previous message's last one
+      const before = out.at(-1)
+      if (isObj(before)) {
+        const blocks =
+          typeof before.content === 'string' ? [{type: 'text', text: before.content}] : before.content
+        if (Array.isArray(blocks)) {
+          const copy = [...blocks]
+          if (markLast(copy, mark)) out[out.length - 1] = {...before, content: copy}
+        }
       }
     }
-    if (content === undefined) out.push(m)
-    else if (content.length > 0) out.push({...m, content})
+    if (content.length > 0) out.push({...m, content})
   }
   return out
+}
+
+/**
+ * Puts `mark` on the last block of `blocks` that may carry one (in place, the block copied); true
+ * when there is one (one already marked keeps its own).
+ */
+function markLast(blocks: unknown[], mark: unknown): boolean {
+  for (let i = blocks.length - 1; i >= 0; i--) {
+    const b = blocks[i]
+    if (!isObj(b) || typeof b.type !== 'string' || !MARKABLE.has(b.type)) continue
+    if (b.cache_control === undefined) blocks[i] = {...b, cache_control: mark}
+    return true
+  }
+  return false
 }
 
 const cacheMark = (block: Block): Block =>

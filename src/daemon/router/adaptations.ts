@@ -2182,6 +2182,17 @@ function decide(
     const json = jsonRefusal(errorText, sent)
     return json && {next: {...known, ...json.learned}, note: json.note}
   }
+  // OpenAI's chat "Could not finish the message because max_tokens or model output limit was
+  // reached" (`param` null) names max_tokens in its words, which the field rules below would read
+  // as max_tokens refused and send every later request without it (review77 #5): it teaches the
+  // floor of 16 only below 16 (outputFloor) and only where it cannot be a JSON answer cut short
+  // (the same words: a request for JSON without reasoning, a classifier's tiny maximum that a
+  // later request of the model needs kept, review77 #6), else nothing
+  if (
+    COULD_NOT_FINISH.test(errorText) &&
+    (sent.maxTokens === undefined || sent.maxTokens >= 16 || jsonCutShort(sent))
+  )
+    return undefined
   const floor = outputFloor(errorText, sent.maxTokens)
   if (floor !== undefined)
     return {
@@ -2469,6 +2480,19 @@ function thinkingRefusal(
   return undefined
 }
 
+const COULD_NOT_FINISH = /Could not finish the message because max_tokens or model output limit was reached/i
+
+/**
+ * A request whose "could not finish" may be its JSON answer cut short at its maximum: it asked for
+ * JSON (`response_format` json_object or json_schema) and no reasoning. Claude Code's probe
+ * (`max_tokens: 1`, no JSON) and a reasoning request are read as the model's floor.
+ */
+const jsonCutShort = (sent: SentRequest): boolean =>
+  (sent.responseFormat === 'json_object' || sent.responseFormat === 'json_schema') &&
+  sent.effort === undefined &&
+  !sent.fields.includes('reasoning_effort') &&
+  !sent.fields.includes('reasoning')
+
 /**
  * The fewest output tokens an upstream's 400 says it takes, when it refused a smaller maximum:
  * OpenAI's "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but
@@ -2477,15 +2501,12 @@ function thinkingRefusal(
  * cannot finish within a tiny maximum: "Could not finish the message because max_tokens or model
  * output limit was reached", a 400 for Claude Code's `max_tokens: 1` probe of a model (its
  * `/model` check, which then calls the model unavailable: BerriAI/litellm #35061); below 16 it is
- * read as the Responses floor, 16.
+ * read as the Responses floor, 16 (`decide` reads those words first: at 16 or more, or for a JSON
+ * answer cut short, they teach nothing).
  */
 export function outputFloor(errorText: string, sent: number | undefined): number | undefined {
   if (sent === undefined) return undefined
-  if (
-    sent < 16 &&
-    /Could not finish the message because max_tokens or model output limit was reached/i.test(errorText)
-  )
-    return 16
+  if (sent < 16 && COULD_NOT_FINISH.test(errorText)) return 16
   const floor =
     /Invalid '(?:max_output_tokens|max_tokens|max_completion_tokens)': integer below minimum value\. Expected a value >= (\d{1,6})\b/.exec(
       errorParts(errorText).message,

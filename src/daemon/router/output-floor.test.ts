@@ -4,7 +4,8 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import {outputFloor} from './adaptations.js'
+import {adaptPassedChat, sentOfPassedChat} from '../../protocols/translate.js'
+import {outputFloor, UpstreamAdaptations} from './adaptations.js'
 
 const openAi = JSON.stringify({
   error: {
@@ -23,5 +24,51 @@ describe("OpenAI's chat words for a maximum too small to finish", () => {
     expect(outputFloor(openAi, 16)).toBeUndefined()
     expect(outputFloor(openAi, 4096)).toBeUndefined()
     expect(outputFloor(openAi, undefined)).toBeUndefined()
+  })
+})
+
+describe("OpenAI's chat words learned from a request", () => {
+  const JSON_FORMAT = {type: 'json_schema', json_schema: {name: 'x', schema: {type: 'object'}, strict: true}}
+  const chat = (extra: Record<string, unknown>) => ({
+    model: 'gpt-4o',
+    messages: [{role: 'user', content: 'classify'}],
+    ...extra,
+  })
+
+  it('at a maximum of 16 or more teach nothing: max_tokens is not learned away (review77 #5)', () => {
+    for (const body of [chat({max_tokens: 200, response_format: JSON_FORMAT}), chat({max_tokens: 200})]) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('openai', 'gpt-4o', openAi, sentOfPassedChat(body))).toBeUndefined()
+      expect(a.get('openai', 'gpt-4o')).toBeUndefined()
+    }
+  })
+
+  it("of a JSON answer cut short below 16 teach nothing: a classifier's later max_tokens 1 goes as it came (review77 #6)", () => {
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn(
+        'openai',
+        'gpt-4o',
+        openAi,
+        sentOfPassedChat(chat({max_tokens: 10, response_format: JSON_FORMAT})),
+      ),
+    ).toBeUndefined()
+    expect(a.get('openai', 'gpt-4o')).toBeUndefined()
+    // the probe's shape (no JSON), or JSON with reasoning asked: the floor
+    const b = new UpstreamAdaptations()
+    expect(b.learn('openai', 'gpt-5.5', openAi, sentOfPassedChat(chat({max_tokens: 1})))).toBe(
+      'refused max_tokens 1: sent again with 16, its minimum',
+    )
+    const c = new UpstreamAdaptations()
+    const reasoning = chat({max_tokens: 10, response_format: JSON_FORMAT, reasoning_effort: 'low'})
+    expect(c.learn('openai', 'gpt-5.5', openAi, sentOfPassedChat(reasoning))).toBe(
+      'refused max_tokens 10: sent again with 16, its minimum',
+    )
+    const sent = JSON.parse(
+      adaptPassedChat(chat({max_tokens: 1}), c.get('openai', 'gpt-5.5')!).toString(),
+    ) as {
+      max_tokens: number
+    }
+    expect(sent.max_tokens).toBe(16)
   })
 })

@@ -98,6 +98,9 @@ describe('a server tool refused by its tag', () => {
     expect(out.tools).toEqual([BASH])
     expect(out.messages).toEqual([
       {role: 'user', content: 'hi'},
+      // (the turn keeps its place: two user turns side by side are refused by a host that needs
+      // the roles to alternate, review77 #1)
+      {role: 'assistant', content: [{type: 'text', text: '(advisor consulted)'}]},
       {role: 'user', content: 'more'},
       {
         role: 'assistant',
@@ -108,5 +111,116 @@ describe('a server tool refused by its tag', () => {
       },
       {role: 'user', content: 'go on'},
     ])
+  })
+
+  const call = (id: string, extra: Record<string, unknown> = {}) => ({
+    type: 'server_tool_use',
+    id,
+    name: 'advisor',
+    input: {},
+    ...extra,
+  })
+  const redacted = (id: string, extra: Record<string, unknown> = {}) => ({
+    type: 'advisor_tool_result',
+    tool_use_id: id,
+    content: {type: 'advisor_redacted_result', encrypted_content: 'e'},
+    ...extra,
+  })
+  const MARK = {cache_control: {type: 'ephemeral'}}
+  const adapted = (sent: Record<string, unknown>) =>
+    JSON.parse(adaptPassedMessages(sent, {refusedServerTools: ['advisor_20260301']}).toString()) as {
+      tools?: unknown[]
+      tool_choice?: unknown
+      messages: unknown[]
+    }
+
+  it("a dropped block's cache mark goes on the nearest block that takes one, never on a thinking block (review77 #2)", () => {
+    const thinking = {type: 'thinking', thinking: 't', signature: 's'}
+    // an emptied turn: on its text
+    expect(
+      adapted(
+        body({
+          messages: [
+            {role: 'user', content: 'hi'},
+            {role: 'assistant', content: [call('srvtoolu_1'), redacted('srvtoolu_1', MARK)]},
+            {role: 'user', content: 'more'},
+          ],
+        }),
+      ).messages[1],
+    ).toEqual({role: 'assistant', content: [{type: 'text', text: '(advisor consulted)', ...MARK}]})
+    // past a thinking block, onto the text before it
+    expect(
+      adapted(
+        body({
+          messages: [
+            {role: 'user', content: 'hi'},
+            {
+              role: 'assistant',
+              content: [
+                {type: 'text', text: 'A.'},
+                thinking,
+                call('srvtoolu_1'),
+                redacted('srvtoolu_1', MARK),
+              ],
+            },
+            {role: 'user', content: 'more'},
+          ],
+        }),
+      ).messages[1],
+    ).toEqual({role: 'assistant', content: [{type: 'text', text: 'A.', ...MARK}, thinking]})
+    // only a thinking block before it: the previous message's last block
+    expect(
+      adapted(
+        body({
+          messages: [
+            {role: 'user', content: 'hi'},
+            {role: 'assistant', content: [thinking, call('srvtoolu_1'), redacted('srvtoolu_1', MARK)]},
+            {role: 'user', content: 'more'},
+          ],
+        }),
+      ).messages.slice(0, 2),
+    ).toEqual([
+      {role: 'user', content: [{type: 'text', text: 'hi', ...MARK}]},
+      {role: 'assistant', content: [thinking]},
+    ])
+  })
+
+  it('a body that forces the advisor or offers only it goes with it, learned or not (review77 #3)', () => {
+    const forced = body({tool_choice: {type: 'tool', name: 'advisor'}})
+    expect(adapted(forced)).toEqual(forced)
+    const alone = body({tools: [ADVISOR]})
+    expect(adapted(alone)).toEqual(alone)
+  })
+
+  it('the advisor records go from a history whose body no longer offers the tool (review77 #4)', () => {
+    const sent = body({
+      tools: [BASH],
+      messages: [
+        {role: 'user', content: 'hi'},
+        {
+          role: 'assistant',
+          content: [
+            {type: 'text', text: 'Asking.'},
+            call('srvtoolu_1'),
+            {
+              type: 'advisor_tool_result',
+              tool_use_id: 'srvtoolu_1',
+              content: {type: 'advisor_result', text: 'Do X.'},
+            },
+          ],
+        },
+        {role: 'user', content: 'more'},
+      ],
+    })
+    expect(adapted(sent).messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        {type: 'text', text: 'Asking.'},
+        {type: 'text', text: "Advisor's advice: Do X."},
+      ],
+    })
+    // and from one without tools at all
+    const {tools: _, ...none} = sent
+    expect(adapted(none).messages[1]).toEqual(adapted(sent).messages[1])
   })
 })
