@@ -8,7 +8,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
-import {holdsNullType, withTypedToolSchemas} from './tool-schemas.js'
+import {holdsNullType, typedSchema, withTypedToolSchemas} from './tool-schemas.js'
 
 /** The tool as Codex Desktop sends it once Automations load, in its `codex_app` namespace. */
 const AUTOMATION_UPDATE = {
@@ -197,4 +197,15 @@ describe('review76: the byte test, the bytes kept, the walk', () => {
     expect(holdsNullType(body)).toBe(false)
   })
 
+  it('walks draft-07 `dependencies` whose values are schemas (a dependent named `type`), leaves its lists alone', () => {
+    const schema = {
+      type: 'object',
+      properties: {type: {type: 'string'}, x: {type: 'string'}},
+      dependencies: {type: {properties: {x: {type: null, minLength: 1}}}, x: ['type']},
+    }
+    const typed = {...schema, dependencies: {type: {properties: {x: {minLength: 1}}}, x: ['type']}}
+    expect(typedSchema(schema as never)).toEqual(typed)
+    const body = Buffer.from(JSON.stringify({model: 'm', tools: [tool(schema)]}))
+    expect(withTypedToolSchemas(body)?.toString()).toBe(JSON.stringify({model: 'm', tools: [tool(typed)]}))
+  })
 })

@@ -214,7 +214,8 @@ function strip(schema: unknown, s: Strip): unknown {
       continue
     }
     let next = value
-    if (NAMED_SCHEMAS.has(key) && isObject(value)) {
+    // (draft-07 `dependencies`: an object's values are schemas, a list's are names)
+    if ((NAMED_SCHEMAS.has(key) || key === 'dependencies') && isObject(value)) {
       let named: Body | undefined
       for (const name of Object.keys(value)) {
         const inner = strip(value[name], s)
@@ -387,7 +388,8 @@ function withoutNullTypes(schema: unknown): unknown {
     }
     if (typeof value !== 'object' || value === null || DATA.has(key)) continue
     let next: unknown
-    if (NAMED_SCHEMAS.has(key) && isObject(value)) {
+    // (draft-07 `dependencies`: an object's values are schemas, a list's are names)
+    if ((NAMED_SCHEMAS.has(key) || key === 'dependencies') && isObject(value)) {
       let named: Body | undefined
       for (const name in value) {
         const inner = withoutNullTypes(value[name])
@@ -548,7 +550,7 @@ function memberEdits(body: Buffer, members: MemberSpan[], edits: Edit[], nulls =
       continue
     }
     if ((c !== 0x7b && c !== 0x5b) || DATA.has(m.name)) continue
-    if (c === 0x7b && NAMED_SCHEMAS.has(m.name))
+    if (c === 0x7b && (NAMED_SCHEMAS.has(m.name) || m.name === 'dependencies'))
       for (const named of objectMembers(body, m.value)?.members ?? []) schemaEdits(body, named.value, edits)
     else schemaEdits(body, m.value, edits)
   }
