@@ -8,7 +8,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
-import {holdsNullType, withTypedToolSchemas} from './tool-schemas.js'
+import {holdsNullType, typedSchema, withTypedToolSchemas} from './tool-schemas.js'
 
 /** The tool as Codex Desktop sends it once Automations load, in its `codex_app` namespace. */
 const AUTOMATION_UPDATE = {
@@ -122,7 +122,10 @@ describe('withTypedToolSchemas (a body passed through)', () => {
       expect(out).toBeDefined()
       const text = out!.toString()
       expect(text).not.toMatch(/"type":\s*null/)
-      expect(text).toContain(
+      // (the rest as it came: the writer's spacing kept)
+      expect(text).toContain('"properties": {\n')
+      const sent = JSON.stringify(JSON.parse(text))
+      expect(sent).toContain(
         '{"type":"object","properties":{"id":{"type":"string"},"model":{"description":"The model, or null for the default."}',
       )
     }
@@ -136,11 +139,73 @@ describe('withTypedToolSchemas (a body passed through)', () => {
     expect(withTypedToolSchemas(clean)).toBeUndefined()
     // (the words inside a string: their quotes escaped)
     expect(holdsNullType(Buffer.from(JSON.stringify({text: '{"type": null}'})))).toBe(false)
-    // (the writer's spacing, compact or Python's, read from the first member)
-    expect(holdsNullType(Buffer.from('{"model":"m","a":{"type":null}}'))).toBe(true)
-    expect(holdsNullType(Buffer.from('{"model": "m", "a": {"type" : null}}'))).toBe(true)
+    // (a tools member's null, compact or Python's spacing)
+    expect(holdsNullType(Buffer.from('{"model":"m","tools":[{"parameters":{"type":null}}]}'))).toBe(true)
+    expect(holdsNullType(Buffer.from('{"model": "m", "tools": [{"parameters": {"type" : null}}]}'))).toBe(
+      true,
+    )
+    // (a null elsewhere: not a tool's)
     const elsewhere = Buffer.from('{"model": "m", "metadata": {"type": null}, "tools": []}')
-    expect(holdsNullType(elsewhere)).toBe(true)
+    expect(holdsNullType(elsewhere)).toBe(false)
     expect(withTypedToolSchemas(elsewhere)).toBeUndefined()
+  })
+})
+
+describe('review76: the byte test, the bytes kept, the walk', () => {
+  const tool = (parameters: unknown) => ({type: 'function', name: 'automation_update', parameters})
+
+  it('finds a "type": null spaced otherwise than the first member (a body built by two writers)', () => {
+    const compact = JSON.stringify([tool({type: null, properties: {}})])
+    const body = Buffer.from(`{"model": "gpt-5", "input": [], "tools": ${compact}}`)
+    expect(holdsNullType(body)).toBe(true)
+    expect(withTypedToolSchemas(body)?.toString()).toBe(
+      `{"model": "gpt-5", "input": [], "tools": ${compact.replace('"type":null', '"type":"object"')}}`,
+    )
+    const spaced = JSON.stringify([tool({type: null, properties: {}})], null, 2)
+    expect(holdsNullType(Buffer.from(`{"model":"gpt-5","input":[],"tools":${spaced}}`))).toBe(true)
+  })
+
+  it('changes only the bytes of the tool schema: a tool_use input above 2^53, integer-like names, 1.0', () => {
+    const schema = (note: string) =>
+      `{"type":"object","properties":{"z":{"type":"string"},"10":{"type":"integer"},"2":{"type":"number","default":1.0}${note}}}`
+    const body = (note: string) =>
+      `{"model":"m","max_tokens":1024,"tools":[{"name":"get","input_schema":${schema(note)}}],` +
+      '"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"get","input":{"id":1234567890123456789,"scale":1.0}}]}],"temperature":1.0}'
+    expect(
+      withTypedToolSchemas(Buffer.from(body(',"note":{"type":null,"description":"n"}')))?.toString(),
+    ).toBe(body(',"note":{"description":"n"}'))
+  })
+
+  it("a model's own null `type` argument in the history is no tool schema's (Claude Code's Grep)", () => {
+    const body = Buffer.from(
+      JSON.stringify({
+        model: 'deepseek-v4-pro',
+        tools: [
+          {
+            name: 'Grep',
+            input_schema: {type: 'object', properties: {pattern: {type: 'string'}, type: {type: 'string'}}},
+          },
+        ],
+        messages: [
+          {
+            role: 'assistant',
+            content: [{type: 'tool_use', id: 't1', name: 'Grep', input: {pattern: 'foo', type: null}}],
+          },
+        ],
+      }),
+    )
+    expect(holdsNullType(body)).toBe(false)
+  })
+
+  it('walks draft-07 `dependencies` whose values are schemas (a dependent named `type`), leaves its lists alone', () => {
+    const schema = {
+      type: 'object',
+      properties: {type: {type: 'string'}, x: {type: 'string'}},
+      dependencies: {type: {properties: {x: {type: null, minLength: 1}}}, x: ['type']},
+    }
+    const typed = {...schema, dependencies: {type: {properties: {x: {minLength: 1}}}, x: ['type']}}
+    expect(typedSchema(schema as never)).toEqual(typed)
+    const body = Buffer.from(JSON.stringify({model: 'm', tools: [tool(schema)]}))
+    expect(withTypedToolSchemas(body)?.toString()).toBe(JSON.stringify({model: 'm', tools: [tool(typed)]}))
   })
 })

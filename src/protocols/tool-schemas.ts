@@ -11,7 +11,15 @@
  * the same bytes on every turn (the upstream's prompt cache).
  */
 import type {FunctionTool, JsonSchema, Request} from './ir.js'
-import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
+import {
+  arrayElements,
+  edited,
+  type Edit,
+  memberCuts,
+  type MemberSpan,
+  objectMembers,
+  topMembers,
+} from './json-spans.js'
 import {isObject} from './responses-items.js'
 import {DATA, mapNamed, mapSchema, NAMED_SCHEMAS} from './schema-walk.js'
 
@@ -206,7 +214,8 @@ function strip(schema: unknown, s: Strip): unknown {
       continue
     }
     let next = value
-    if (NAMED_SCHEMAS.has(key) && isObject(value)) {
+    // (draft-07 `dependencies`: an object's values are schemas, a list's are names)
+    if ((NAMED_SCHEMAS.has(key) || key === 'dependencies') && isObject(value)) {
       let named: Body | undefined
       for (const name of Object.keys(value)) {
         const inner = strip(value[name], s)
@@ -379,7 +388,8 @@ function withoutNullTypes(schema: unknown): unknown {
     }
     if (typeof value !== 'object' || value === null || DATA.has(key)) continue
     let next: unknown
-    if (NAMED_SCHEMAS.has(key) && isObject(value)) {
+    // (draft-07 `dependencies`: an object's values are schemas, a list's are names)
+    if ((NAMED_SCHEMAS.has(key) || key === 'dependencies') && isObject(value)) {
       let named: Body | undefined
       for (const name in value) {
         const inner = withoutNullTypes(value[name])
@@ -392,7 +402,7 @@ function withoutNullTypes(schema: unknown): unknown {
   return out ?? schema
 }
 
-/** Byte needles of {@link holdsNullType}: a member's `null` as a compact writer and a spaced one write it. */
+/** Byte needles of {@link nullTypeAt}: a member's `null` as a compact writer and a spaced one write it. */
 const COLON_NULL = Buffer.from(':null')
 const COLON_SPACE_NULL = Buffer.from(': null')
 const TYPE = Buffer.from('"type"')
@@ -401,95 +411,160 @@ const TYPE = Buffer.from('"type"')
 const space = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 
 /**
- * Whether a JSON body's bytes hold a member `"type"` whose value is `null`. The writer's spacing is
- * read from the body's first member: compact (serde_json, `JSON.stringify`, Go: `"type":null`) or
- * spaced (Python's `json.dumps`, a pretty printer: `"type": null`); then one search for that
- * colon-and-null, whose first byte is rare in text, so the search runs at memchr's pace (about 40
- * µs for a 256 KB agent body on 2 shared cores, where one for `null` or `"type":null` took 300),
- * and from each hit the bytes before it read back. Inside a string the quotes of `"type"` would be
- * escaped, so a hit is a member.
+ * Where the first member `"type"` whose value is `null` lies in a JSON body's bytes, from `from`
+ * on (the index of its colon), or -1. Two searches, one for the colon-and-null a compact writer
+ * writes (serde_json, `JSON.stringify`, Go: `"type":null`) and one for a spaced writer's (Python's
+ * `json.dumps`, a pretty printer: `"type": null`), whatever the body's other members say (a body
+ * built by two writers: review76 #2). The colon is rare in text, so each search runs at memchr's
+ * pace (about 40 µs for a 256 KB agent body on 2 shared cores, where one for `null` or
+ * `"type":null` took 300); from each hit the bytes before it are read back. Inside a string the
+ * quotes of `"type"` would be escaped, so a hit is a member. Not found: a tab, two spaces or a line
+ * break between the colon and `null`.
  */
-export function holdsNullType(body: Buffer): boolean {
-  const first = body.indexOf(0x3a)
-  if (first === -1) return false
-  const needle = space(body[first + 1]) ? COLON_SPACE_NULL : COLON_NULL
-  for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) {
-    let i = at - 1
-    while (space(body[i])) i--
-    if (i >= TYPE.length - 1 && body.compare(TYPE, 0, TYPE.length, i - TYPE.length + 1, i + 1) === 0)
-      return true
+function nullTypeAt(body: Buffer, from: number): number {
+  let found = -1
+  for (const needle of [COLON_NULL, COLON_SPACE_NULL]) {
+    const end = found === -1 ? body.length : found
+    for (
+      let at = body.indexOf(needle, from);
+      at !== -1 && at < end;
+      at = body.indexOf(needle, at + needle.length)
+    ) {
+      let i = at - 1
+      while (space(body[i])) i--
+      if (i >= TYPE.length - 1 && body.compare(TYPE, 0, TYPE.length, i - TYPE.length + 1, i + 1) === 0) {
+        found = at
+        break
+      }
+    }
   }
-  return false
+  return found
+}
+
+/**
+ * The top-level members of a JSON body that hold tools (`tools`, and `input`: a Responses
+ * request's items, some of which hold tools) when a `"type": null` lies inside one of them;
+ * undefined when none does. A byte search first ({@link nullTypeAt}): a body without one is not
+ * scanned. A hit elsewhere (a model's own null `type` argument in a Messages `tool_use.input`,
+ * Claude Code's Grep: every later turn of that conversation carries it) costs one scan of the
+ * body's top level (../protocols/json-spans.ts, about its count of strings), no parse.
+ */
+function nullTypeMembers(body: Buffer): MemberSpan[] | undefined {
+  let at = nullTypeAt(body, 0)
+  if (at === -1) return undefined
+  const members = topMembers(body)?.filter(
+    (m) => (m.name === 'tools' || m.name === 'input') && body[m.value] === 0x5b,
+  )
+  if (members === undefined || members.length === 0) return undefined
+  while (at !== -1) {
+    const hit = at
+    const within = members.find((m) => hit > m.value && hit < m.end)
+    if (within) return members
+    // (the next hit, from past the member it lay in, or past it)
+    at = nullTypeAt(body, at + 1)
+  }
+  return undefined
+}
+
+/** Whether a JSON body's tools (its `tools`, a Responses request's `input` items) hold a member `"type"` whose value is `null`. */
+export function holdsNullType(body: Buffer): boolean {
+  return nullTypeMembers(body) !== undefined
 }
 
 /**
  * A body passed through untranslated (Codex to a Responses server, a chat client to a chat server,
  * a Messages client to a Messages server) with its tools' schemas typed as a translated request's
- * are ({@link typedSchema}), or undefined when its bytes hold no `"type": null` (the test of
+ * are ({@link typedSchema}), or undefined when its tools hold no `"type": null` (the test of
  * {@link holdsNullType}: a clean body is not parsed and goes as it came) or no tool schema changed.
  * The tools in `tools` (a Responses function's `parameters`, a namespace's functions, a chat
  * tool's `function.parameters`, a Messages tool's `input_schema`) and in a Responses request's
  * input items that hold tools (Codex's `additional_tools` item, a `tool_search_output`), which
- * carry the tool in the history after it loaded (SaladDay/cc-switch-cli #351).
+ * carry the tool in the history after it loaded (SaladDay/cc-switch-cli #351). Only the bytes that
+ * change are changed, in place (./json-spans.ts): a member `"type": null` cut out with the
+ * separator after it, a schema's top `type` written `"object"`; every other byte goes as it came,
+ * the history's 64-bit integers (a `tool_use.input` id above 2^53), its key order and its `1.0`
+ * included, which a parse and a write of the whole body changed (review76 #1).
  */
 export function withTypedToolSchemas(body: Buffer): Buffer | undefined {
-  if (!holdsNullType(body)) return undefined
-  let json: unknown
-  try {
-    json = parseJsonBytes(body)
-  } catch {
-    return undefined
+  const members = nullTypeMembers(body)
+  if (members === undefined) return undefined
+  const edits: Edit[] = []
+  for (const member of members) {
+    for (const item of arrayElements(body, member.value) ?? []) {
+      if (member.name === 'tools') toolEdits(body, item.start, edits)
+      else {
+        const inner = objectMembers(body, item.start)
+        if (inner?.members.some((m) => m.name === 'tools' && body[m.value] === 0x5b))
+          toolEdits(body, item.start, edits)
+      }
+    }
   }
-  if (!isObject(json)) return undefined
-  let out: Body | undefined
-  if (Array.isArray(json.tools)) {
-    const tools = typedTools(json.tools)
-    if (tools !== json.tools) (out ??= {...json}).tools = tools
-  }
-  if (Array.isArray(json.input)) {
-    let input: unknown[] | undefined
-    json.input.forEach((item: unknown, i) => {
-      if (!isObject(item) || !Array.isArray(item.tools)) return
-      const next = typedTool(item)
-      if (next !== item) (input ??= (json.input as unknown[]).slice())[i] = next
-    })
-    if (input) (out ??= {...json}).input = input
-  }
-  return out && utf8Bytes(JSON.stringify(out))
-}
-
-/** A list of tools, each typed ({@link typedTool}); the same list when none changed. */
-function typedTools(tools: unknown[]): unknown[] {
-  let out: unknown[] | undefined
-  for (let i = 0; i < tools.length; i++) {
-    const next = typedTool(tools[i])
-    if (next !== tools[i]) (out ??= tools.slice())[i] = next
-  }
-  return out ?? tools
+  return edits.length > 0 ? edited(body, edits) : undefined
 }
 
 /**
- * A tool of any family with its schema typed: `parameters` (Responses), `input_schema` (Messages),
- * its `function`'s (chat), its `tools`' (a Responses namespace, an input item of tools).
+ * The edits that type the schema of the tool of any family whose bytes start at `at`:
+ * `parameters` (Responses), `input_schema` (Messages), its `function`'s (chat), its `tools`' (a
+ * Responses namespace, an input item of tools).
  */
-function typedTool(tool: unknown): unknown {
-  if (!isObject(tool)) return tool
-  let out: Body | undefined
-  for (const key of ['parameters', 'input_schema'] as const) {
-    const schema = tool[key]
-    if (!isObject(schema)) continue
-    const typed = typedSchema(schema)
-    if (typed !== schema) (out ??= {...tool})[key] = typed
+function toolEdits(body: Buffer, at: number, edits: Edit[]): void {
+  const tool = objectMembers(body, at)
+  if (tool === undefined) return
+  for (const m of tool.members) {
+    const c = body[m.value]
+    if ((m.name === 'parameters' || m.name === 'input_schema') && c === 0x7b)
+      topSchemaEdits(body, m.value, edits)
+    else if (m.name === 'function' && c === 0x7b) toolEdits(body, m.value, edits)
+    else if (m.name === 'tools' && c === 0x5b)
+      for (const t of arrayElements(body, m.value) ?? []) toolEdits(body, t.start, edits)
   }
-  if (isObject(tool.function)) {
-    const fn = typedTool(tool.function)
-    if (fn !== tool.function) (out ??= {...tool}).function = fn
+}
+
+/** A tool schema's edits, as {@link typedSchema} types it: a top `type` that is no string written `"object"` (put first where it has none), each nested null one cut. */
+function topSchemaEdits(body: Buffer, at: number, edits: Edit[]): void {
+  const schema = objectMembers(body, at)
+  if (schema === undefined) return
+  const types = schema.members.filter((m) => m.name === 'type')
+  if (types.length === 0)
+    edits.push({
+      from: at + 1,
+      to: at + 1,
+      bytes: Buffer.from(schema.members.length > 0 ? '"type":"object",' : '"type":"object"'),
+    })
+  for (const m of types)
+    if (body[m.value] !== 0x22) edits.push({from: m.value, to: m.end, bytes: Buffer.from('"object"')})
+  memberEdits(body, schema.members, edits, false)
+}
+
+/**
+ * The edits of a schema's members as {@link withoutNullTypes} walks them: each `"type": null`
+ * cut (`nulls`: not at a tool schema's top, which {@link topSchemaEdits} types), each subschema
+ * walked, names of properties and data left alone.
+ */
+function memberEdits(body: Buffer, members: MemberSpan[], edits: Edit[], nulls = true): void {
+  const cut = new Set<MemberSpan>()
+  for (const m of members) {
+    const c = body[m.value]
+    if (m.name === 'type') {
+      if (nulls && body.toString('latin1', m.value, m.end) === 'null') cut.add(m)
+      continue
+    }
+    if ((c !== 0x7b && c !== 0x5b) || DATA.has(m.name)) continue
+    if (c === 0x7b && (NAMED_SCHEMAS.has(m.name) || m.name === 'dependencies'))
+      for (const named of objectMembers(body, m.value)?.members ?? []) schemaEdits(body, named.value, edits)
+    else schemaEdits(body, m.value, edits)
   }
-  if (Array.isArray(tool.tools)) {
-    const tools = typedTools(tool.tools)
-    if (tools !== tool.tools) (out ??= {...tool}).tools = tools
+  if (cut.size > 0) edits.push(...memberCuts(members, cut))
+}
+
+/** The edits of the subschema (or array of them) whose bytes start at `at`. */
+function schemaEdits(body: Buffer, at: number, edits: Edit[]): void {
+  if (body[at] === 0x5b) {
+    for (const e of arrayElements(body, at) ?? []) schemaEdits(body, e.start, edits)
+    return
   }
-  return out ?? tool
+  const object = objectMembers(body, at)
+  if (object !== undefined) memberEdits(body, object.members, edits)
 }
 
 /** `tools`, each with an object schema ({@link objectTool}); the same array when none changed. */

@@ -149,6 +149,19 @@ describe('a tool schema with "type": null in a body passed through', () => {
     expect(received.map(String)).toEqual([chat(TYPED), messages(TYPED)])
   })
 
+  it("a Messages body's history goes as it came: a tool_use input's 64-bit id, its key order, 1.0 (review76 #1)", async () => {
+    targets = [messagesTarget('deepseek-anthropic', 'deepseek-v4-pro', upstream.origin)]
+    // (a Discord snowflake above 2^53, integer-like names after a letter, a float written 1.0, a
+    // writer's spacing: what a parse and a write of the whole body changed)
+    const body = (schema: string) =>
+      `{"model": "deepseek-v4-pro","max_tokens":100,"tools":[{"name":"get_message","input_schema":${schema}}],` +
+      '"messages":[{"role":"user","content":"read it"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"get_message","input":{"channel_id":1234567890123456789,"z":1,"10":2,"scale":1.0}}]},' +
+      '{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"not found"}]}],"temperature":1.0}'
+    const answer = await post('/v1/messages', body(AUTOMATION))
+    expect(answer.status).toBe(200)
+    expect(received.map(String)).toEqual([body(TYPED)])
+  })
+
   it('a body without a null type goes byte for byte as it came', async () => {
     targets = [responsesTarget()]
     // (a spacing and an escape that a body written again would lose)
