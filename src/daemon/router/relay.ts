@@ -508,8 +508,11 @@ export async function relay(
     // still goes out with the headers in the same socket write as before.
     let pending: Buffer[] | undefined
     let overflowCheck = sse && family === 'chat' && status < 300
-    const relayPending = (): void => {
-      const chunks = pending
+    // a chat stream's first bytes, kept back while the error event they open with has not ended
+    // in them (./stream-overflow.ts); the body's end or failure releases them (`ended`)
+    let held: Buffer | undefined
+    const relayPending = (ended = false): void => {
+      const chunks = pending ?? (ended && held !== undefined ? [] : undefined)
       if (chunks === undefined) return
       pending = undefined
       if (res.destroyed) {
@@ -527,13 +530,21 @@ export async function relay(
         resolve({error: new Error('client closed the connection')})
         return
       }
-      const chunk = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+      let chunk: Buffer = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
       // a chat stream that opens with an overflow error (LM Studio's 200): in OpenAI's words
-      // (./stream-overflow.ts); the tap reads the upstream's, for the row
+      // (./stream-overflow.ts); the tap reads the upstream's, for the row. Only a stream whose
+      // first bytes open with an error event not ended in them waits for more (none is sent, none
+      // tapped, until they are joined); any other is tested once, here, and never again.
       let said: Buffer = chunk
       if (overflowCheck) {
+        if (held !== undefined) said = chunk = Buffer.concat([held, chunk])
+        held = undefined
+        const overflow = overflowFirstEvent(chunk, ended)
+        if (overflow === 'unended') {
+          held = chunk
+          return
+        }
         overflowCheck = false
-        const overflow = overflowFirstEvent(chunk)
         if (overflow) {
           said = overflow.bytes
           if (overflow.window !== undefined) result.contextWindow = overflow.window
@@ -576,7 +587,7 @@ export async function relay(
     body.on('end', () => {
       // (the chunks before it first, should their tick not have come yet)
       try {
-        relayPending()
+        relayPending(true)
       } catch (error) {
         resolve({error})
         return
@@ -608,7 +619,7 @@ export async function relay(
     body.on('error', (error) => {
       // (what came before the error is the client's, as it was when each chunk went at once)
       try {
-        relayPending()
+        relayPending(true)
       } catch {
         // the body's own error is the one to report
       }

@@ -1,7 +1,7 @@
 /** The first event of a passed-through chat stream, rewritten only when it is an overflow error. */
 import {describe, expect, it} from 'vitest'
 
-import {overflowFirstEvent} from './stream-overflow.js'
+import {HOLD_BYTES, overflowFirstEvent} from './stream-overflow.js'
 
 const chunk = (text: string) => Buffer.from(text)
 
@@ -35,5 +35,15 @@ describe('overflowFirstEvent', () => {
       'event: error\ndata: {"error":"Input does not fit in context length. The input has 9 tok',
     ])
       expect([text, overflowFirstEvent(chunk(text))]).toEqual([text, undefined])
+  })
+
+  it('an error event not ended while more may come: waited for, up to HOLD_BYTES; an answer never', () => {
+    const cut = 'event: error\ndata: {"error":"Input does not fit in context length. The input has 9 tok'
+    expect(overflowFirstEvent(chunk(cut), false)).toBe('unended')
+    expect(overflowFirstEvent(chunk('event: error\n'), false)).toBe('unended')
+    expect(overflowFirstEvent(chunk(cut + 'x'.repeat(HOLD_BYTES)), false)).toBeUndefined()
+    expect(
+      overflowFirstEvent(chunk('data: {"choices":[{"index":0,"delta":{"content":"he'), false),
+    ).toBeUndefined()
   })
 })
