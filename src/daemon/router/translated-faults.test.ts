@@ -881,10 +881,14 @@ describe("Google's quota 429 as a stream's first event (Gemini's streamGenerateC
     const minute = await run('messages', 'chat', json('PerMinute'), false)
     expect(minute.res.status).toBe(429)
     expect(minute.res.headers.get('retry-after')).toBe('38')
+    results.length = 0
     const day = await run('messages', 'chat', json('PerDay'), false)
     expect(day.res.status).toBe(429)
     expect(day.res.headers.get('x-should-retry')).toBe('false')
     expect(day.res.headers.get('retry-after')).toBeNull()
+    // the row says why, as a stream's and a status's rows do (review74 #4)
+    expect(day.result.error).toContain('upstream answered 200 with an error: You exceeded your current quota')
+    expect(day.result.error).toContain('(no retry helps: a daily quota)')
   })
 
   it('the same error answered with its status 429 (the Gemini API itself): the same wait', async () => {

@@ -543,7 +543,11 @@ export async function relayTranslated(
     // overload so): the upstream's words and status, not "an answer that cannot be translated"
     const said = failure ? undefined : errorOnly(body)
     if (said) {
-      const message = `${upstreamNamed(provider, family)}: upstream answered ${status} with an error: ${redact(said.message)}`
+      // (an `insufficient_quota` or Google's daily quota said so: no wait cures it,
+      // ./rate-limit.ts), which the row says as the same error's status and stream rows do
+      const text = JSON.stringify(body)
+      const quotaSpent = noWaitHelps(said.status, text)
+      const message = `${upstreamNamed(provider, family)}: upstream answered ${status} with an error: ${redact(said.message)}${quotaSpent ? ` (${spentQuota(text)})` : ''}`
       // a prompt past the window said so (LM Studio, llama.cpp-based relays): the entrance's
       // overflow answer, a 400 the agent compacts on, the window kept
       const overflow =
@@ -571,12 +575,8 @@ export async function relayTranslated(
       else target.breaker?.recordSuccess()
       result.status = said.status
       result.error = message
-      // (an `insufficient_quota` or Google's daily quota said so: no wait cures it,
-      // ./rate-limit.ts); any other 429 the longer of Google's RetryInfo and the wait its words
-      // state, else the first of Codex's waits, as a stream's first-event 429 gets it (`earlyError`
-      // below)
-      const text = JSON.stringify(body)
-      const quotaSpent = noWaitHelps(said.status, text)
+      // any 429 but a spent quota: the longer of Google's RetryInfo and the wait its words state,
+      // else the first of Codex's waits, as a stream's first-event 429 gets it (`earlyError` below)
       const wait = said.status === 429 && !quotaSpent ? saidRetryAfter(text, said.message) : undefined
       sendFamilyError(res, family, said.status, message, {
         requestId: result.requestId,
