@@ -903,4 +903,21 @@ describe("Google's quota 429 as a stream's first event (Gemini's streamGenerateC
       expect(res.headers.get('retry-after')).toBe('38')
     }
   })
+
+  it("a Messages relay's event: error holding Google's error as Google wrote it (a numeric code, no type): that status (review74 #3)", async () => {
+    const body = (per: 'PerDay' | 'PerMinute') => named({type: 'error', ...googleError(per, 429)})
+    for (const client of FAMILIES.filter((f) => f !== 'messages')) {
+      results.length = 0
+      const day = await run(client, 'messages', {body: body('PerDay'), then: 'end'})
+      expect(day.res.status).toBe(429)
+      expect(day.res.headers.get('x-should-retry')).toBe('false')
+      expect(day.result.error).toContain('(no retry helps: a daily quota)')
+      const minute = await run(client, 'messages', {body: body('PerMinute'), then: 'end'})
+      expect(minute.res.status).toBe(429)
+      expect(minute.res.headers.get('retry-after')).toBe('38')
+    }
+    // a numeric code that is no status is not read as one: the type's status, else a 500
+    const odd = named({type: 'error', error: {code: 7, message: 'odd'}})
+    expect((await run('chat', 'messages', {body: odd, then: 'end'})).res.status).toBe(500)
+  })
 })
