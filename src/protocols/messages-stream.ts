@@ -408,13 +408,24 @@ export class MessagesStreamDecoder implements StreamDecoder {
       case 'error': {
         this.done = true
         const e = isObj(p.error) ? p.error : {}
-        const errType = str(e.type) ?? 'api_error'
+        const errType = str(e.type)
+        // a code that is a status is the status, as the chat decoder reads it: Google's error as
+        // Google wrote it (`"code": 429`, no `type`), which a relay in front of Gemini forwards
+        // (review74 #3: read as an `api_error`, a 500 the client retried, a daily quota too)
+        const code = typeof e.code === 'string' && /^[45]\d\d$/.test(e.code) ? Number(e.code) : e.code
+        const status =
+          typeof code === 'number' && code >= 400 && code < 600
+            ? code
+            : (ERROR_STATUS[errType ?? 'api_error'] ?? 502)
+        // (its name, for the client's error: the type, else `api_error` where no code said the
+        // status, else none, as the chat decoder gives a number none)
+        const named = errType ?? (status === code ? undefined : 'api_error')
         return [
           {
             type: 'error',
-            status: ERROR_STATUS[errType] ?? 502,
+            status,
             message: str(e.message) ?? 'upstream stream error',
-            code: errType,
+            ...(named !== undefined ? {code: named} : {}),
             // Google's details as a relay in front of Gemini keeps them (a quota's 429)
             ...(Array.isArray(e.details) ? {body: JSON.stringify({error: e})} : {}),
           },

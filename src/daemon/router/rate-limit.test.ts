@@ -3,13 +3,24 @@ import {describe, expect, it} from 'vitest'
 
 import {parseFault, quotaDetails} from '../../sim/faults.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
-import {bodyWait, isCodexClient, retryAfterFromBody, retryAfterFromWords, waitedNote} from './rate-limit.js'
+import {
+  bodyWait,
+  isCodexClient,
+  retryAfterFromBody,
+  retryAfterFromWords,
+  saidRetryAfter,
+  waitedNote,
+} from './rate-limit.js'
 
 /** Google's 429 as the Gemini API answers it (free tier, per minute), cut to its details. */
-const google = (retryDelay: unknown, quotaId = 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier') => ({
+const google = (
+  retryDelay: unknown,
+  quotaId = 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier',
+  message = 'You exceeded your current quota.',
+) => ({
   error: {
     code: 429,
-    message: 'You exceeded your current quota. Please retry in 37.5s.',
+    message,
     status: 'RESOURCE_EXHAUSTED',
     details: [
       {'@type': 'type.googleapis.com/google.rpc.Help', links: [{description: 'Learn more', url: 'x'}]},
@@ -67,6 +78,20 @@ describe('bodyWait', () => {
     expect(bodyWait('{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}')).toBeUndefined()
     expect(bodyWait('<html>google.rpc.RetryInfo</html>')).toBeUndefined()
     expect(retryAfterFromBody('{"error":{"message":"slow down"}}')).toBeUndefined()
+  })
+
+  it('takes the longer wait of RetryInfo and the words, as Google cuts RetryInfo to whole seconds (python-genai #2114)', () => {
+    const words = (said: string) => `You exceeded your current quota.\nPlease retry in ${said}.`
+    const perMinute = 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier'
+    const real = JSON.stringify(google('58s', perMinute, words('58.934310785s')))
+    expect(bodyWait(real)).toEqual({retryMs: 58_935})
+    expect(retryAfterFromBody(real)).toBe('59')
+    // (words that say less than RetryInfo: RetryInfo's)
+    expect(retryAfterFromBody(JSON.stringify(google('40s', perMinute, words('37.5s'))))).toBe('40')
+    // a 429 said inside a 200: its body and its words, the longer, rounded up
+    expect(saidRetryAfter(JSON.stringify(google('58s')), words('58.934310785s'))).toBe('59')
+    expect(saidRetryAfter(JSON.stringify(google('58s')), 'Quota exceeded.')).toBe('58')
+    expect(saidRetryAfter('', words('37.5s'))).toBe('38')
   })
 
   it('gives retry-after in whole seconds, rounded up', () => {

@@ -10,9 +10,10 @@
  *   (lidge-jun/opencodex #865, cc-switch #7460).
  * - Google states its wait in the body only: `error.details[]` holds a
  *   `type.googleapis.com/google.rpc.RetryInfo` with `retryDelay` ("37s"), and a `QuotaFailure`
- *   naming the quota (`...PerMinute...`, `...PerDay...`). No header says it, so a translated
- *   answer gets `retry-after` from it (./translated.ts), which the Anthropic and OpenAI SDKs
- *   (Claude Code's included) honour.
+ *   naming the quota (`...PerMinute...`, `...PerDay...`); its message states the same wait
+ *   uncut ("Please retry in 58.934310785s." where RetryInfo says "58s", python-genai #2114). No
+ *   header says it, so a translated answer gets `retry-after` from the longer of the two
+ *   (./translated.ts), which the Anthropic and OpenAI SDKs (Claude Code's included) honour.
  *
  * Read only on a 429: nothing here runs for a request that succeeds.
  */
@@ -44,7 +45,11 @@ export function isCodexClient(headers: IncomingHttpHeaders): boolean {
 
 /** What a 429's body says of waiting: Google's stated delay, or that no short wait helps. */
 export interface BodyWait {
-  /** Google's `RetryInfo.retryDelay`, in milliseconds. */
+  /**
+   * Google's `RetryInfo.retryDelay`, in milliseconds, or the longer wait its message states:
+   * RetryInfo is cut to whole seconds ("58s") where the words keep the fraction ("Please retry in
+   * 58.934310785s.", python-genai #2114), and a client that waits the 58 s is refused again.
+   */
   retryMs?: number
   /**
    * No short wait will do: a daily quota (Google's `QuotaFailure` naming a `PerDay` quota, whatever
@@ -72,7 +77,12 @@ export function bodyWait(text: string): BodyWait | undefined {
   if (Array.isArray(json)) json = json[0]
   const error = (json as {error?: unknown} | null)?.error
   if (!error || typeof error !== 'object') return undefined
-  const {code, type, details} = error as {code?: unknown; type?: unknown; details?: unknown}
+  const {code, type, details, message} = error as {
+    code?: unknown
+    type?: unknown
+    details?: unknown
+    message?: unknown
+  }
   if (code === 'insufficient_quota' || type === 'insufficient_quota') return {long: true}
   if (!Array.isArray(details)) return undefined
   const wait: BodyWait = {}
@@ -87,6 +97,10 @@ export function bodyWait(text: string): BodyWait | undefined {
         if (typeof id === 'string' && /PerDay/i.test(id)) wait.long = true
       }
     }
+  }
+  if (wait.retryMs !== undefined && typeof message === 'string') {
+    const said = statedWaitMs(message)
+    if (said !== undefined) wait.retryMs = Math.max(wait.retryMs, Math.ceil(said))
   }
   return wait.retryMs === undefined && !wait.long ? undefined : wait
 }
@@ -107,8 +121,9 @@ function durationMs(value: unknown): number | undefined {
 }
 
 /**
- * The `retry-after` (whole seconds) a translated 429 gets from Google's `RetryInfo` when the
- * upstream sent no header of its own; undefined otherwise, and for a daily quota.
+ * The `retry-after` (whole seconds, rounded up) a translated 429 gets from Google's `RetryInfo`
+ * (or its words' longer wait: {@link BodyWait}) when the upstream sent no header of its own;
+ * undefined otherwise, and for a daily quota.
  */
 export function retryAfterFromBody(text: string): string | undefined {
   const wait = bodyWait(text)
@@ -144,12 +159,11 @@ const STATED_WAIT = new RegExp(`(?:try again|retry) in ((?:${WAIT_PART.source} ?
 const MOST_STATED_WAIT_S = 86_400
 
 /**
- * The wait a 429's words state, as `retry-after` in whole seconds (rounded up, at least 1, at most
- * a day): OpenAI's and Groq's rate-limit messages ("Please try again in 1.054s.", "in 20ms", "in
- * 7m12s", a per-day limit's "in 1h14m26.4s") and Google's ("Please retry in 37.5s."). Undefined
- * when they state none.
+ * The wait a 429's words state, in milliseconds (at most a day): OpenAI's and Groq's rate-limit
+ * messages ("Please try again in 1.054s.", "in 20ms", "in 7m12s", a per-day limit's "in
+ * 1h14m26.4s") and Google's ("Please retry in 58.934310785s."). Undefined when they state none.
  */
-export function retryAfterFromWords(text: string): string | undefined {
+function statedWaitMs(text: string): number | undefined {
   const stated = STATED_WAIT.exec(text)?.[1]
   if (stated === undefined) return undefined
   let ms = 0
@@ -159,17 +173,30 @@ export function retryAfterFromWords(text: string): string | undefined {
       u === 'ms' || u.startsWith('milli') ? 1 : u[0] === 'h' ? 3_600_000 : u[0] === 'm' ? 60_000 : 1000
     ms += Number(amount) * each
   }
-  return String(Math.min(MOST_STATED_WAIT_S, Math.max(1, Math.ceil(ms / 1000))))
+  return Math.min(MOST_STATED_WAIT_S * 1000, ms)
+}
+
+/**
+ * The wait a 429's words state ({@link statedWaitMs}), as `retry-after` in whole seconds (rounded
+ * up, at least 1, at most a day). Undefined when they state none.
+ */
+export function retryAfterFromWords(text: string): string | undefined {
+  const ms = statedWaitMs(text)
+  return ms === undefined ? undefined : String(Math.max(1, Math.ceil(ms / 1000)))
 }
 
 /**
  * The `retry-after` of a 429 said inside a 200 (a stream's first event, a JSON answer of an error
- * alone) that no wait is known not to help: Google's `RetryInfo` in the error (`text`, its JSON;
- * empty when none), else the wait its `words` state, else the first of Codex's waits
+ * alone) that no wait is known not to help: the longer of Google's `RetryInfo` in the error
+ * (`text`, its JSON; empty when none) and the wait its `words` state, as Google gives both and
+ * cuts RetryInfo to whole seconds ({@link BodyWait}); else the first of Codex's waits
  * ({@link RETRY_429}): Codex retries no 429 without it.
  */
 export function saidRetryAfter(text: string, words: string): string {
-  return retryAfterFromBody(text) ?? retryAfterFromWords(words) ?? String(RETRY_429.fixedMs[0]! / 1000)
+  const info = retryAfterFromBody(text)
+  const said = retryAfterFromWords(words)
+  if (info !== undefined && said !== undefined) return String(Math.max(Number(info), Number(said)))
+  return info ?? said ?? String(RETRY_429.fixedMs[0]! / 1000)
 }
 
 /**

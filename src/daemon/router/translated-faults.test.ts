@@ -800,11 +800,14 @@ describe("an upstream whose stream's first event is its error (nothing went to t
 describe("Google's quota 429 as a stream's first event (Gemini's streamGenerateContent, relays that keep Google's error)", () => {
   // answered as the same 429 said by its status: a daily quota `x-should-retry: false`, which
   // Claude Code's and the OpenAI SDKs obey (./rate-limit.ts `noWaitHelps`), and to a Gemini client
-  // a QuotaFailure naming a daily quota; a per-minute one RetryInfo's delay as `retry-after` (close58)
+  // a QuotaFailure naming a daily quota; a per-minute one its wait as `retry-after` (close58): the
+  // longer of RetryInfo's, which Google cuts to whole seconds, and its words' (python-genai #2114:
+  // "Please retry in 58.934310785s." with retryDelay "58s"; review74 #1)
   const googleError = (per: 'PerDay' | 'PerMinute', code: number) => ({
     error: {
       code,
-      message: 'You exceeded your current quota, please check your plan and billing details.',
+      message:
+        'You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10\nPlease retry in 37.5s.',
       status: 'RESOURCE_EXHAUSTED',
       details: [
         {
@@ -856,15 +859,15 @@ describe("Google's quota 429 as a stream's first event (Gemini's streamGenerateC
   )
 
   it.each(CASES)(
-    "%s upstream, %s client: a per-minute quota's wait is RetryInfo's",
+    "%s upstream, %s client: a per-minute quota's wait is its words' 37.5 s, rounded up, not RetryInfo's 37 s",
     async (up, client, body) => {
       const {res, text} = await run(client, up, {body: body('PerMinute'), then: 'end'})
       expect(res.status).toBe(429)
-      expect(res.headers.get('retry-after')).toBe('37')
+      expect(res.headers.get('retry-after')).toBe('38')
       expect(res.headers.get('x-should-retry')).toBeNull()
       if (client === 'gemini')
         expect(JSON.parse(text).error.details).toEqual([
-          {'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s'},
+          {'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '38s'},
         ])
     },
   )
@@ -877,10 +880,44 @@ describe("Google's quota 429 as a stream's first event (Gemini's streamGenerateC
     })
     const minute = await run('messages', 'chat', json('PerMinute'), false)
     expect(minute.res.status).toBe(429)
-    expect(minute.res.headers.get('retry-after')).toBe('37')
+    expect(minute.res.headers.get('retry-after')).toBe('38')
+    results.length = 0
     const day = await run('messages', 'chat', json('PerDay'), false)
     expect(day.res.status).toBe(429)
     expect(day.res.headers.get('x-should-retry')).toBe('false')
     expect(day.res.headers.get('retry-after')).toBeNull()
+    // the row says why, as a stream's and a status's rows do (review74 #4)
+    expect(day.result.error).toContain('upstream answered 200 with an error: You exceeded your current quota')
+    expect(day.result.error).toContain('(no retry helps: a daily quota)')
+  })
+
+  it('the same error answered with its status 429 (the Gemini API itself): the same wait', async () => {
+    for (const client of FAMILIES.filter((f) => f !== 'gemini')) {
+      const {res} = await run(
+        client,
+        'gemini',
+        {body: JSON.stringify(googleError('PerMinute', 429)), then: 'end', json: true, status: 429},
+        false,
+      )
+      expect(res.status).toBe(429)
+      expect(res.headers.get('retry-after')).toBe('38')
+    }
+  })
+
+  it("a Messages relay's event: error holding Google's error as Google wrote it (a numeric code, no type): that status (review74 #3)", async () => {
+    const body = (per: 'PerDay' | 'PerMinute') => named({type: 'error', ...googleError(per, 429)})
+    for (const client of FAMILIES.filter((f) => f !== 'messages')) {
+      results.length = 0
+      const day = await run(client, 'messages', {body: body('PerDay'), then: 'end'})
+      expect(day.res.status).toBe(429)
+      expect(day.res.headers.get('x-should-retry')).toBe('false')
+      expect(day.result.error).toContain('(no retry helps: a daily quota)')
+      const minute = await run(client, 'messages', {body: body('PerMinute'), then: 'end'})
+      expect(minute.res.status).toBe(429)
+      expect(minute.res.headers.get('retry-after')).toBe('38')
+    }
+    // a numeric code that is no status is not read as one: the type's status, else a 500
+    const odd = named({type: 'error', error: {code: 7, message: 'odd'}})
+    expect((await run('chat', 'messages', {body: odd, then: 'end'})).res.status).toBe(500)
   })
 })

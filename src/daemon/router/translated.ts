@@ -543,7 +543,11 @@ export async function relayTranslated(
     // overload so): the upstream's words and status, not "an answer that cannot be translated"
     const said = failure ? undefined : errorOnly(body)
     if (said) {
-      const message = `${upstreamNamed(provider, family)}: upstream answered ${status} with an error: ${redact(said.message)}`
+      // (an `insufficient_quota` or Google's daily quota said so: no wait cures it,
+      // ./rate-limit.ts), which the row says as the same error's status and stream rows do
+      const text = JSON.stringify(body)
+      const quotaSpent = noWaitHelps(said.status, text)
+      const message = `${upstreamNamed(provider, family)}: upstream answered ${status} with an error: ${redact(said.message)}${quotaSpent ? ` (${spentQuota(text)})` : ''}`
       // a prompt past the window said so (LM Studio, llama.cpp-based relays): the entrance's
       // overflow answer, a 400 the agent compacts on, the window kept
       const overflow =
@@ -571,11 +575,8 @@ export async function relayTranslated(
       else target.breaker?.recordSuccess()
       result.status = said.status
       result.error = message
-      // (an `insufficient_quota` or Google's daily quota said so: no wait cures it,
-      // ./rate-limit.ts); any other 429 with Google's RetryInfo, else the wait its words state,
+      // any 429 but a spent quota: the longer of Google's RetryInfo and the wait its words state,
       // else the first of Codex's waits, as a stream's first-event 429 gets it (`earlyError` below)
-      const text = JSON.stringify(body)
-      const quotaSpent = noWaitHelps(said.status, text)
       const wait = said.status === 429 && !quotaSpent ? saidRetryAfter(text, said.message) : undefined
       sendFamilyError(res, family, said.status, message, {
         requestId: result.requestId,
@@ -995,11 +996,11 @@ function earlyError(
   else if (failure) target.breaker?.recordFailure(message)
   else target.breaker?.recordSuccess()
   // A rate limit said so (a chat chunk naming `rate_limit_exceeded`, a `response.failed`, Google's
-  // per-minute quota), not a spent quota: Google's RetryInfo, else the wait its words state, else
-  // the first of Codex's waits (./rate-limit.ts RETRY_429), as `retry-after`. Codex retries no 429
-  // without it (it ended the turn, "exceeded retry limit, last status: 429", where this was a 502
-  // it retried before the stream's 429 was read); Claude Code and the OpenAI SDKs wait what it
-  // says; a Gemini client gets it as RetryInfo.
+  // per-minute quota), not a spent quota: the longer of Google's RetryInfo and the wait its words
+  // state, else the first of Codex's waits (./rate-limit.ts RETRY_429), as `retry-after`. Codex
+  // retries no 429 without it (it ended the turn, "exceeded retry limit, last status: 429", where
+  // this was a 502 it retried before the stream's 429 was read); Claude Code and the OpenAI SDKs
+  // wait what it says; a Gemini client gets it as RetryInfo.
   const wait = early.status === 429 && !quotaSpent ? saidRetryAfter(google, early.message) : undefined
   sendFamilyError(
     res,
