@@ -472,8 +472,8 @@ export function holdsNullType(body: Buffer): boolean {
 }
 
 /**
- * A body passed through untranslated (Codex to a Responses server, a chat client to a chat server,
- * a Messages client to a Messages server) with its tools' schemas typed as a translated request's
+ * A body passed through untranslated (Codex to a Responses server: ../daemon/router/proxy.ts
+ * `passedResponses`; it reads a chat or Messages body's tools too, though proxy.ts passes none) with its tools' schemas typed as a translated request's
  * are ({@link typedSchema}), or undefined when its tools hold no `"type": null` (the test of
  * {@link holdsNullType}: a clean body is not parsed and goes as it came) or no tool schema changed.
  * The tools in `tools` (a Responses function's `parameters`, a namespace's functions, a chat

@@ -973,9 +973,9 @@ export async function proxyRequest(
     // (`deferralOff`); a byte search first (./tool-search.ts, ../../protocols/deferred-tools.ts)
     if (loadsDeferredTools(target, learned) && holdsDeferralSent())
       body = withDeferredToolsLoaded(body) ?? body
-    // a tool schema's `"type": null`, which strict servers refuse, as a translated request's goes
-    // (../../protocols/tool-schemas.ts `withTypedToolSchemas`: a byte search, a clean body not parsed)
-    if (family !== 'gemini') body = withTypedToolSchemas(body) ?? body
+    // (a tool schema's `"type": null` is typed only in a Responses body passed through, Codex
+    // Desktop's: no chat or Messages client is known to send one, and its byte search would cost
+    // every Claude Code request ~20 µs a 64 KB body: passedResponses, docs/TRANSLATION.md)
     if (rewritesPassed(family, learned)) {
       // (what it left out, said on the log row once)
       const notes: string[] = []
