@@ -98,7 +98,7 @@ import type {ClientRequest, SentRequest} from '../../protocols/translate.js'
 import type {CodecContext, Family} from '../../protocols/ir.js'
 import {parseJsonBytes} from '../../protocols/json-bytes.js'
 import {mayHoldMediaInResults, withMediaOutOfOutputs} from '../../protocols/media-out-of-results.js'
-import {withTypedToolSchemas} from '../../protocols/tool-schemas.js'
+import {holdsNullType} from '../../protocols/null-type-bytes.js'
 
 export {sendFamilyError} from './error-shape.js'
 export {defaultPools, UpstreamPools} from './pools.js'
@@ -213,6 +213,18 @@ interface TranslatedRequest {
   upstreamModel: string
   /** How many refused fields this request has gone again without. */
   adapted?: number
+}
+
+/**
+ * Codex Desktop's `automation_update` tool, `"parameters": {"type": null, ...}`, refused by OpenAI
+ * and DeepSeek on every request, typed as a translated request's tools are, in a Responses body
+ * passed through: a byte search first (../../protocols/null-type-bytes.ts), and only for a body that
+ * holds one the rewrite (../../protocols/tool-schemas.ts `withTypedToolSchemas`), loaded then, so
+ * the daemon holds no schema walk for bodies without (its idle RSS).
+ */
+async function typedToolSchemas(body: Buffer): Promise<Buffer> {
+  const {withTypedToolSchemas} = await import('../../protocols/tool-schemas.js')
+  return withTypedToolSchemas(body) ?? body
 }
 
 /**
@@ -590,7 +602,10 @@ export async function proxyRequest(
           if (family === 'chat' || family === 'messages' || family === 'gemini') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
             body = await passedBytes(body, target, passedWith)
-          } else if (family === 'responses') body = passedResponses(body, target, passedWith)
+          } else if (family === 'responses') {
+            if (holdsNullType(body)) body = await typedToolSchemas(body)
+            body = passedResponses(body, target, passedWith)
+          }
         }
       } catch (error) {
         target.breaker?.release()
@@ -997,20 +1012,18 @@ export async function proxyRequest(
    * (`drop`: Codex 0.155's `access_programs`, cut out of the bytes, ./top-fields.ts); with its
    * reasoning's effort as the nearest the model takes where it refused Codex's (`effort`: Ollama's
    * `xhigh`), or without the effort or summary it refused (`drop`: `reasoning.effort` to
-   * gpt-4o-mini), that value alone changed in the bytes (./top-fields.ts); its tool schemas'
-   * `"type": null` (Codex Desktop's `automation_update`) as a type strict servers take. Any other
-   * goes as it came: a byte search for `null`, flag tests and a lookup of the provider, a header
-   * test and a byte search only for a body to Azure.
+   * gpt-4o-mini), that value alone changed in the bytes (./top-fields.ts). (Its tool schemas'
+   * `"type": null` is typed before, by the caller: `typedToolSchemas`.) Any other goes as it came:
+   * flag tests and a lookup of the provider, a header test and a byte search only for a body to
+   * Azure.
    */
   function passedResponses(
     body: Buffer,
     target: ProxyTarget,
     learned: UpstreamAdaptation | undefined,
   ): Buffer {
-    // Codex Desktop's `automation_update` tool, `"parameters": {"type": null, ...}`, refused by
-    // OpenAI and DeepSeek on every request: typed as a translated request's tools are (a byte
-    // search, a clean body not parsed: ../../protocols/tool-schemas.ts `withTypedToolSchemas`)
-    body = withTypedToolSchemas(body) ?? body
+    // (a tool schema's `"type": null`, Codex Desktop's `automation_update`, is typed before this:
+    // `typedToolSchemas`, where the body's bytes hold one)
     if (learned?.drop !== undefined) body = withoutTopFields(body, learned.drop) ?? body
     // (an effort the model refused as the nearest it takes, its effort or summary refused left out:
     // spliced in the bytes, the body written again only where they cannot be with certainty)
@@ -1195,7 +1208,9 @@ export async function proxyRequest(
       if (!change) return undefined
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
       const learned = adaptations.get(provider.name, upstreamModelName)
-      const again = passedResponses((stripped ?? (await untranslated())).bodyFor(model), target, learned)
+      let bytes = (stripped ?? (await untranslated())).bodyFor(model)
+      if (holdsNullType(bytes)) bytes = await typedToolSchemas(bytes)
+      const again = passedResponses(bytes, target, learned)
       if (again.equals(body)) return undefined
       tried--
       adapted.push(`${provider.name} ${change}`)
@@ -1449,7 +1464,8 @@ export async function proxyRequest(
         // (without the Lite header: tryTarget's headers), namespaces and custom tools kept
         tried--
         adapted.push(`${provider.name} ${change}`)
-        const bytes = (stripped ?? (await untranslated())).bodyFor(model)
+        let bytes = (stripped ?? (await untranslated())).bodyFor(model)
+        if (holdsNullType(bytes)) bytes = await typedToolSchemas(bytes)
         return tryTarget(
           i,
           model,
