@@ -817,7 +817,7 @@ const UPSTREAMS = {
         .map((i) => textOf(i.output)),
   },
   messages: {
-    model: 'claude-sonnet-4-5',
+    model: 'claude-sonnet-4-6',
     isModelCall: (path) => /\/messages$/.test(path),
     isTurn2: (b) => (b.messages?.at(-1)?.content ?? []).some?.((c) => c.type === 'tool_result') ?? false,
     hasTools: (b) => Array.isArray(b.tools) && b.tools.length > 0,

@@ -261,17 +261,22 @@ export function textOf(content: unknown): string {
 }
 
 /**
- * The last non-empty text part of a content value: the prompt itself when an agent puts context
- * blocks before it in the same message (Claude Code's `<system-reminder>`, Gemini CLI's
- * `<session_context>`).
+ * The last non-empty text part of a content value that is no `<system-reminder>` block: the prompt
+ * itself when an agent puts context blocks before it in the same message (Claude Code's
+ * `<system-reminder>`, Gemini CLI's `<session_context>`), or after it (a system message Claude Code
+ * sent mid-conversation, placed by the gateway as a `<system-reminder>` block where it stood:
+ * ../../daemon/router/system-turns.ts). A message of reminders alone gives its last.
  */
 export function lastTextOf(content: unknown): string {
   if (!Array.isArray(content)) return textOf(content)
+  let reminder = ''
   for (let i = content.length - 1; i >= 0; i--) {
     const text = textOf([content[i]])
-    if (text.trim()) return text
+    if (!text.trim()) continue
+    if (!text.trimStart().startsWith('<system-reminder>')) return text
+    reminder ||= text
   }
-  return ''
+  return reminder
 }
 
 /** The bearer token of an `Authorization` header, if any. */

@@ -193,6 +193,29 @@ describe('messages upstream', () => {
     expect(message.usage.output_tokens).toBeGreaterThan(simTokens('PONG from sim: say hi'))
   })
 
+  it('reads the prompt past a system message the gateway placed after it as a <system-reminder> block', async () => {
+    // (Claude Code's mid-conversation system message passed through: system-turns.ts; the sim read
+    // the reminder as the prompt and answered it, and `test:agents --translate` claude to messages
+    // never got its tool turn)
+    const message = await anthropic().messages.create({
+      model: 'claude-sim',
+      max_tokens: 64,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {type: 'text', text: 'say hi'},
+            {
+              type: 'text',
+              text: '<system-reminder>\n# Environment\nYou have been invoked in the following environment\n</system-reminder>',
+            },
+          ],
+        },
+      ],
+    })
+    expect(message.content).toEqual([{type: 'text', text: 'PONG from sim: say hi'}])
+  })
+
   it('counts tokens', async () => {
     const result = await anthropic().messages.countTokens({model: 'claude-sim', messages: body.messages})
     expect(result.input_tokens).toBe(prompt)
