@@ -5,18 +5,11 @@
  * they were in the answer's row's note only), with the status Gemini answered (review72 #3). Through the Router into logs.db, with a scripted
  * Gemini upstream that answers nothing and a chat upstream that answers.
  */
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
-import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {tempHome} from '../../../test/helpers/cli.js'
-import {LogStore} from '../../store/log-store.js'
-import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
 import {providerHealth} from '../../ui/app/model-routes.js'
-import {Router} from './index.js'
-import type {Upstream} from './proxy-fixture.js'
-import {startUpstream} from './proxy-fixture.js'
+import type {RouterWithLogs, Upstream} from './proxy-fixture.js'
+import {routerWithLogs, startUpstream} from './proxy-fixture.js'
 
 /** Gemini's empty answer (STOP, no part), whose prompt Google bills. */
 const EMPTY = {
@@ -32,19 +25,11 @@ const CHAT = {
   usage: {prompt_tokens: 700, completion_tokens: 9, total_tokens: 709},
 }
 
-let home: ReturnType<typeof tempHome>
-let store: LogStore
-let router: Router
+let gateway: RouterWithLogs
 let gemini: Upstream
 let chat: Upstream
-let url: string
-let providers: ProviderConfig[]
-let policy: PolicyConfig
 
 beforeAll(async () => {
-  home = tempHome()
-  store = await LogStore.open(join(home.home, 'logs.db'))
-  router = new Router({logStore: store})
   gemini = await startUpstream((_req, res) => {
     res.writeHead(200, {'content-type': 'application/json'})
     res.end(JSON.stringify(EMPTY))
@@ -53,58 +38,35 @@ beforeAll(async () => {
     res.writeHead(200, {'content-type': 'application/json'})
     res.end(JSON.stringify(CHAT))
   })
-  providers = [
-    {name: 'up-gemini', family: 'gemini', baseUrl: gemini.origin, credential: {secret: 'g-key'}},
-    {name: 'deepseek', family: 'chat', baseUrl: chat.origin, credential: {secret: 'd-key'}},
-  ]
-  policy = {
-    id: 'p',
-    routes: {
-      messages: [
-        {provider: 'up-gemini', model: 'gemini-2.5-pro', translate: true},
-        {provider: 'deepseek', model: 'deepseek-chat', translate: true},
-      ],
-    },
-    fallbacks: true,
-    breaker: {failureThreshold: 5, cooldownMs: 30_000},
-    timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
-  }
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    await router.route(
-      {
-        family: 'messages',
-        method: req.method!,
-        url: req.url!,
-        headers: req.headers,
-        body: Buffer.concat(chunks),
-        policy,
-        providers,
-        identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
+  gateway = await routerWithLogs({
+    providers: [
+      {name: 'up-gemini', family: 'gemini', baseUrl: gemini.origin, credential: {secret: 'g-key'}},
+      {name: 'deepseek', family: 'chat', baseUrl: chat.origin, credential: {secret: 'd-key'}},
+    ],
+    policy: {
+      id: 'p',
+      routes: {
+        messages: [
+          {provider: 'up-gemini', model: 'gemini-2.5-pro', translate: true},
+          {provider: 'deepseek', model: 'deepseek-chat', translate: true},
+        ],
       },
-      res,
-    )
+      fallbacks: true,
+      breaker: {failureThreshold: 5, cooldownMs: 30_000},
+      timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
+    },
   })
-  server.listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return () => {
-    server.closeAllConnections()
-    server.close()
-  }
 })
 
 afterAll(async () => {
-  await router.close()
-  store.close()
+  await gateway.close()
   gemini.close()
   chat.close()
-  home.cleanup()
 })
 
 describe("a billed try of another provider than the answer's", () => {
   it('is a row of its own in logs.db, of its provider and model, which `gwctl usage` counts there', async () => {
+    const {url, store} = gateway
     const res = await fetch(`${url}/v1/messages`, {
       method: 'POST',
       headers: {'content-type': 'application/json'},
@@ -112,7 +74,6 @@ describe("a billed try of another provider than the answer's", () => {
     })
     expect(res.status).toBe(200)
     expect(((await res.json()) as {content: Array<{text: string}>}).content[0]!.text).toBe('done')
-    store.flush()
     const rows = store.queryLogs()
     expect(rows).toHaveLength(2)
     const answer = rows.find((r) => r.provider === 'deepseek')

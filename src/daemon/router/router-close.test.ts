@@ -5,16 +5,9 @@
  * lost every queued row (review72 #2). Through the Router into logs.db, with an upstream that sends
  * its headers and its body 3 s later.
  */
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
-import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {tempHome} from '../../../test/helpers/cli.js'
-import {LogStore} from '../../store/log-store.js'
-import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
-import {Router} from './index.js'
-import {startUpstream} from './proxy-fixture.js'
+import {leaveChat, routerWithLogs, startUpstream} from './proxy-fixture.js'
 
 const ANSWER = JSON.stringify({
   id: 'chatcmpl-1',
@@ -32,11 +25,6 @@ afterAll(async () => {
 
 describe('Router close with a JSON answer read on after its client left', () => {
   it('ends it at once and writes its row (a 499) before it returns', async () => {
-    const home = tempHome()
-    closers.push(() => home.cleanup())
-    const store = await LogStore.open(join(home.home, 'logs.db'))
-    closers.push(() => store.close())
-    const router = new Router({logStore: store})
     let headersSent: () => void = () => undefined
     const upstream = await startUpstream((_req, res) => {
       res.writeHead(200, {'content-type': 'application/json'})
@@ -46,61 +34,27 @@ describe('Router close with a JSON answer read on after its client left', () => 
       res.on('close', () => clearTimeout(timer))
     })
     closers.push(() => upstream.close())
-    const providers: ProviderConfig[] = [
-      {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
-    ]
-    const policy: PolicyConfig = {
-      id: 'p',
-      routes: {chat: [{provider: 'up', model: 'm'}]},
-      fallbacks: true,
-      breaker: {failureThreshold: 5, cooldownMs: 30_000},
-      timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 5_000},
-    }
-    const server = createServer(async (req, res) => {
-      const chunks: Buffer[] = []
-      for await (const chunk of req) chunks.push(chunk as Buffer)
-      await router.route(
-        {
-          family: 'chat',
-          method: req.method!,
-          url: req.url!,
-          headers: req.headers,
-          body: Buffer.concat(chunks),
-          policy,
-          providers,
-          identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
-        },
-        res,
-      )
+    const {url, router, store, close} = await routerWithLogs({
+      providers: [{name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}}],
+      policy: {
+        id: 'p',
+        routes: {chat: [{provider: 'up', model: 'm'}]},
+        fallbacks: true,
+        breaker: {failureThreshold: 5, cooldownMs: 30_000},
+        timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 5_000},
+      },
     })
-    server.listen(0, '127.0.0.1')
-    await new Promise((resolve) => server.once('listening', resolve))
-    closers.push(() => {
-      server.closeAllConnections()
-      server.close()
-    })
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    closers.push(close)
 
     // the client leaves once the upstream has sent its headers
     const sent = new Promise<void>((resolve) => (headersSent = resolve))
-    const controller = new AbortController()
-    const answer = fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json'},
-      body: JSON.stringify({model: 'm', messages: [{role: 'user', content: 'hi'}]}),
-      signal: controller.signal,
-    }).catch(() => undefined)
-    await sent
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    controller.abort()
-    await answer
+    await leaveChat(url, sent)
     await new Promise((resolve) => setTimeout(resolve, 50))
 
     // the daemon's stop: the server has let its clients go, then router.close(), then the rows
     const started = performance.now()
     await router.close()
     expect(performance.now() - started).toBeLessThan(1_000)
-    store.flush()
     const rows = store.queryLogs()
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({
