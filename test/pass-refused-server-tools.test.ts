@@ -10,7 +10,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {ADVICE, ADVISOR_TOOL, advisedTurns, BASH_TOOL} from './helpers/claude-code.js'
-import {projectLogRows, startTranslatedRoutes} from './helpers/gateway.js'
+import {projectLogRows, startTranslatedRoutes, takeSimRequests} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
@@ -30,18 +30,11 @@ beforeAll(async () => {
 afterAll(() => stop())
 
 /** What the simulator's Messages endpoint received since the last call: each body and its betas. */
-async function received(): Promise<Array<{beta: string | undefined; body: Record<string, any>}>> {
-  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
-    requests: Array<{method: string; path: string; headers: Record<string, string>; body: unknown}>
-  }
-  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
-  return requests
-    .filter((r) => r.method === 'POST' && r.path === '/v1/messages')
-    .map((r) => ({
-      beta: r.headers['anthropic-beta'],
-      body: (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>,
-    }))
-}
+const received = async () =>
+  (await takeSimRequests(simOrigin, /^\/v1\/messages$/)).map(({headers, body}) => ({
+    beta: headers['anthropic-beta'],
+    body,
+  }))
 
 const rows = (id: string, count: number) => projectLogRows(base, `advisor-${id}`, count)
 

@@ -123,18 +123,32 @@ export async function startSimGatewayWithPolicies(
   return {home, base, simOrigin, stop}
 }
 
+/** A request the simulator got: its headers and its body, parsed. */
+export interface SimRequest {
+  headers: Record<string, string>
+  body: Record<string, any>
+}
+
 /**
- * The bodies of the POST requests the simulator at `simOrigin` got on a path matching `path`
- * since the last call (the record is cleared), oldest first.
+ * The POST requests the simulator at `simOrigin` got on a path matching `path` since the last
+ * call (the record is cleared), oldest first: the headers and body of each.
  */
-export async function takeSimCalls(simOrigin: string, path: RegExp): Promise<Array<Record<string, any>>> {
+export async function takeSimRequests(simOrigin: string, path: RegExp): Promise<SimRequest[]> {
   const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
-    requests: Array<{method: string; path: string; body: unknown}>
+    requests: Array<{method: string; path: string; headers: Record<string, string>; body: unknown}>
   }
   await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
   return requests
     .filter((r) => r.method === 'POST' && path.test(r.path))
-    .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
+    .map((r) => ({
+      headers: r.headers,
+      body: (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>,
+    }))
+}
+
+/** The bodies of the requests {@link takeSimRequests} takes. */
+export async function takeSimCalls(simOrigin: string, path: RegExp): Promise<Array<Record<string, any>>> {
+  return (await takeSimRequests(simOrigin, path)).map((r) => r.body)
 }
 
 /** A policy `id` of `routes` (family -> its targets), with fallbacks and the default breaker and timeouts. */
