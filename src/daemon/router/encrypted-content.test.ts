@@ -16,7 +16,7 @@ import {
 } from './encrypted-content.js'
 import {learnedAdaptations, type ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Refusal, Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
+import {ProxyGateway, RESPONSES_ANSWER, RESPONSES_STREAM, startJudgedUpstream} from './proxy-fixture.js'
 
 /** OpenAI's API: the ciphertext cut, code `invalid_encrypted_content`. */
 const OPENAI_REFUSAL: Refusal = {
@@ -81,30 +81,6 @@ const OTHER_REFUSAL: Refusal = {
   },
 }
 
-const ANSWER = JSON.stringify({
-  id: 'resp_a1',
-  object: 'response',
-  created_at: 1,
-  status: 'completed',
-  model: 'gpt-5.5',
-  output: [
-    {
-      type: 'message',
-      id: 'msg_2',
-      role: 'assistant',
-      status: 'completed',
-      content: [{type: 'output_text', text: 'done', annotations: []}],
-    },
-  ],
-  usage: {input_tokens: 40, output_tokens: 1, total_tokens: 41},
-})
-const STREAM = [
-  {type: 'response.created', response: {id: 'resp_a1', status: 'in_progress', output: []}},
-  {type: 'response.completed', response: JSON.parse(ANSWER) as unknown},
-]
-  .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
-  .join('')
-
 /** Ciphertext another account made (OpenAI's Fernet tokens start `gAAAAA`). */
 const FOREIGN = 'gAAAAABpForeignCiphertextOfAccountB=='
 
@@ -164,7 +140,7 @@ beforeAll(async () => {
   upstream = await startJudgedUpstream(
     received,
     (body) => refuseAll ?? (refusal && JSON.stringify(body).includes(FOREIGN) ? refusal : undefined),
-    {stream: STREAM, json: ANSWER},
+    {stream: RESPONSES_STREAM, json: RESPONSES_ANSWER},
   )
   gateway = new ProxyGateway({route: () => route})
   await gateway.listen()
@@ -204,7 +180,7 @@ describe("another account's encrypted reasoning refused: sent again without it",
     const body = codexBody()
     const res = await post(body)
     expect(res.status).toBe(200)
-    expect(((await res.json()) as {id: string}).id).toBe('resp_a1')
+    expect(((await res.json()) as {id: string}).id).toBe('resp_1')
     expect(received).toHaveLength(2)
     // the first try as Codex sent it
     expect(JSON.parse(String(received[0]))).toEqual(body)

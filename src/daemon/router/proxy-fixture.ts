@@ -200,6 +200,33 @@ export const CHAT_ANSWER = JSON.stringify({
   choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
 })
 
+/** A Responses answer a scripted upstream answers with (its text: `done`, its id `resp_1`). */
+export const RESPONSES_ANSWER = JSON.stringify({
+  id: 'resp_1',
+  object: 'response',
+  created_at: 1,
+  status: 'completed',
+  model: 'm',
+  output: [
+    {
+      type: 'message',
+      id: 'msg_1',
+      role: 'assistant',
+      status: 'completed',
+      content: [{type: 'output_text', text: 'done', annotations: []}],
+    },
+  ],
+  usage: {input_tokens: 9, output_tokens: 1, total_tokens: 10},
+})
+
+/** The same answer as a Responses stream (created, then completed). */
+export const RESPONSES_STREAM = [
+  {type: 'response.created', response: {id: 'resp_1', status: 'in_progress', output: []}},
+  {type: 'response.completed', response: JSON.parse(RESPONSES_ANSWER) as unknown},
+]
+  .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
+  .join('')
+
 /** What the gateway does with a request: the policy's part of `proxyRequest`'s options. */
 export interface GatewayRoute {
   targets: ProxyTarget[]
