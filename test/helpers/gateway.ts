@@ -156,6 +156,36 @@ export const simPolicy = (id: string, routes: Record<string, unknown>): PolicyCo
   ({id, routes, fallbacks: true, breaker: DEFAULT_BREAKER, timeouts: DEFAULT_TIMEOUTS}) as PolicyConfig
 
 /**
+ * A gateway on the simulator ({@link startSimGatewayWithPolicies}) with a policy of each of
+ * `routes` (id -> its routes, {@link simPolicy}; the policy's id `PREFIX-ID` given a prefix) and a
+ * key of each, issued over the API to an agent named as the policy, whose project it is (its type
+ * `agentType`, or the one it gives an id): the set-up of the end-to-end files of a route each.
+ * `keys` by the ids of `routes`.
+ */
+export async function startKeyedPolicies(
+  routes: Record<string, Record<string, unknown>>,
+  options: {prefix?: string; agentType?: string | ((id: string) => string)} = {},
+): Promise<{
+  home: string
+  base: string
+  simOrigin: string
+  stop: () => Promise<void>
+  keys: Map<string, string>
+}> {
+  const {prefix, agentType = 'generic_agent'} = options
+  const policyId = (id: string) => (prefix ? `${prefix}-${id}` : id)
+  const started = await startSimGatewayWithPolicies(
+    Object.entries(routes).map(([id, policyRoutes]) => simPolicy(policyId(id), policyRoutes)),
+  )
+  const keys = new Map<string, string>()
+  for (const id of Object.keys(routes)) {
+    const type = typeof agentType === 'function' ? agentType(id) : agentType
+    keys.set(id, await issueKeyOverApi(started.base, policyId(id), type, policyId(id)))
+  }
+  return {...started, keys}
+}
+
+/**
  * A gateway in front of the simulator with a policy `PREFIX-ID` for each of `models` (id -> the
  * upstream model of `provider`, or a `[provider, model]` of its own) whose `families` routes
  * (without them: every entrance but the provider's own family, the simulator's providers being
@@ -166,22 +196,18 @@ export async function startTranslatedRoutes(
   models: Record<string, string | [provider: string, model: string]>,
   options: {prefix: string; provider?: string; families?: Family[]},
 ): Promise<{base: string; simOrigin: string; stop: () => Promise<void>; keys: Map<string, string>}> {
-  const {prefix} = options
-  const {base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(models).map(([id, given]) => {
-      const [provider, model] = typeof given === 'string' ? [options.provider!, given] : given
-      const families =
-        options.families ??
-        (['messages', 'responses', 'chat', 'gemini'] as const).filter((f) => !provider.endsWith(f))
-      return simPolicy(
-        `${prefix}-${id}`,
-        Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
-      )
-    }),
+  const {base, simOrigin, stop, keys} = await startKeyedPolicies(
+    Object.fromEntries(
+      Object.entries(models).map(([id, given]) => {
+        const [provider, model] = typeof given === 'string' ? [options.provider!, given] : given
+        const families =
+          options.families ??
+          (['messages', 'responses', 'chat', 'gemini'] as const).filter((f) => !provider.endsWith(f))
+        return [id, Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]]))]
+      }),
+    ),
+    {prefix: options.prefix},
   )
-  const keys = new Map<string, string>()
-  for (const id of Object.keys(models))
-    keys.set(id, await issueKeyOverApi(base, `${prefix}-${id}`, 'generic_agent', `${prefix}-${id}`))
   return {base, simOrigin, stop, keys}
 }
 
