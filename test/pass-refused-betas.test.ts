@@ -9,7 +9,7 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, takeSimRequests, translatedRoutes} from './helpers/gateway.js'
+import {takeSimRequests, translatedRoutes} from './helpers/gateway.js'
 
 const gw = translatedRoutes(
   {
@@ -26,7 +26,7 @@ const received = async () =>
     body,
   }))
 
-const rows = (id: string, count: number) => projectLogRows(gw.base, `betas-${id}`, count)
+const {rows} = gw
 
 const CLAUDE_CODE_BETAS = 'claude-code-20250219,advisor-tool-2026-03-01,interleaved-thinking-2025-05-14'
 

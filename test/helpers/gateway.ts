@@ -219,6 +219,10 @@ export interface TranslatedRoutes {
   readonly simOrigin: string
   /** Each model id's key. */
   readonly keys: Map<string, string>
+  /** The log rows of model id `id`'s policy (its project), `count` of them ({@link projectLogRows}). */
+  rows: (id: string, count?: number) => ReturnType<typeof projectLogRows>
+  /** The bodies the simulator got on a path matching `path` since the last call ({@link takeSimCalls}). */
+  calls: (path: RegExp) => ReturnType<typeof takeSimCalls>
 }
 
 /**
@@ -249,6 +253,8 @@ export function translatedRoutes(
     get keys() {
       return get().keys
     },
+    rows: (id, count = 1) => projectLogRows(get().base, `${options.prefix}-${id}`, count),
+    calls: (path) => takeSimCalls(get().simOrigin, path),
   }
 }
 
