@@ -22,6 +22,7 @@ import {
   issueKeyOverApi,
   projectLogRows,
   simPolicy,
+  simResponsesRefusal,
   startSimGatewayWithPolicies,
   takeSimCalls,
   takeSimRequests,
@@ -387,20 +388,11 @@ describe("Codex's Responses Lite request refused by a hosted server", {timeout: 
       const [row] = await projectLogRows(base, id, 1)
       expect([row.status, row.error]).toEqual([200, NOTE])
       // what the simulator answered the first try: the refusal in the server's words
-      const direct = await fetch(`${simOrigin}/v1/responses`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          authorization: 'Bearer sim-key',
+      expect(
+        await simResponsesRefusal(simOrigin, refused.body, {
           'x-openai-internal-codex-responses-lite': 'true',
-        },
-        body: JSON.stringify(refused.body),
-      })
-      expect([direct.status, ((await direct.json()) as {error: {message: string}}).error.message]).toEqual([
-        400,
-        words,
-      ])
-      await takeResponsesRequests()
+        }),
+      ).toEqual([400, words])
 
       // Codex's next turn: plain at once, one request, no refusal
       const second = await client(id)

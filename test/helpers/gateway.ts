@@ -151,6 +151,29 @@ export async function takeSimCalls(simOrigin: string, path: RegExp): Promise<Arr
   return (await takeSimRequests(simOrigin, path)).map((r) => r.body)
 }
 
+/**
+ * What the simulator at `simOrigin` answers `body` posted to its Responses endpoint direct (its
+ * key, `headers` over that): the status and the error's message, as the upstream's words for the
+ * first try of a refused request. The simulator's record is cleared after it.
+ */
+export async function simResponsesRefusal(
+  simOrigin: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<[status: number, message: string]> {
+  const res = await fetch(`${simOrigin}/v1/responses`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', authorization: 'Bearer sim-key', ...headers},
+    body: JSON.stringify(body),
+  })
+  const answer = [res.status, ((await res.json()) as {error: {message: string}}).error.message] as [
+    number,
+    string,
+  ]
+  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
+  return answer
+}
+
 /** A policy `id` of `routes` (family -> its targets), with fallbacks and the default breaker and timeouts. */
 export const simPolicy = (id: string, routes: Record<string, unknown>): PolicyConfig =>
   ({id, routes, fallbacks: true, breaker: DEFAULT_BREAKER, timeouts: DEFAULT_TIMEOUTS}) as PolicyConfig
