@@ -9,7 +9,7 @@ import type {AddressInfo, Socket} from 'node:net'
 
 import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
-import type {ProxyResult, ProxyTarget} from './proxy.js'
+import type {ProxyOptions, ProxyResult, ProxyTarget} from './proxy.js'
 import {proxyRequest, UpstreamPools} from './proxy.js'
 
 /** A request's whole body. */
@@ -192,6 +192,8 @@ export interface ProxyGatewayOptions {
   onResponse?: (res: ServerResponse) => void
   /** The proxy's waits after a 429 (`ProxyOptions.sleep`; default a timer). */
   sleep?: (ms: number) => Promise<void>
+  /** The daemon's memory of opaque state and minted items (`ProxyOptions.carry`; default none). */
+  carry?: ProxyOptions['carry']
 }
 
 /**
@@ -218,6 +220,7 @@ export class ProxyGateway {
           timeouts: route.timeouts ?? DEFAULT_TIMEOUTS,
           pools: this.pools,
           sleep: options.sleep,
+          carry: options.carry,
         }),
       )
     })
