@@ -124,6 +124,32 @@ export const messagesTarget = (name: string, model: string, origin: string): Pro
   model,
 })
 
+/** A Responses provider's target at a scripted upstream (`origin`, its API under `/v1`), for `model`. */
+export const responsesTarget = (name: string, model: string, origin: string): ProxyTarget => ({
+  provider: {name, family: 'responses', baseUrl: `${origin}/v1`, credential: {secret: 'k'}},
+  model,
+})
+
+/** A Responses answer of one message (`text`, its id `messageId`), as a scripted upstream gives it. */
+export const responsesAnswer = (id: string, messageId: string, text: string, inputTokens: number): string =>
+  JSON.stringify({
+    id,
+    object: 'response',
+    created_at: 1,
+    status: 'completed',
+    model: 'gpt-5.5',
+    output: [
+      {
+        type: 'message',
+        id: messageId,
+        role: 'assistant',
+        status: 'completed',
+        content: [{type: 'output_text', text, annotations: []}],
+      },
+    ],
+    usage: {input_tokens: inputTokens, output_tokens: 1, total_tokens: inputTokens + 1},
+  })
+
 /**
  * A Messages client's smallest request (`hi`, 64 tokens, not streamed, the key `gw-key`) posted to
  * the gateway at `origin`: what a test of the answer's status and headers sends.

@@ -13,25 +13,17 @@ import {BoundedCarry} from '../../protocols/carry.js'
 import {logEntryFor} from './log-entry.js'
 import type {ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Upstream} from './proxy-fixture.js'
-import {CHAT_ANSWER, chatTarget, messagesTarget, ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {
+  CHAT_ANSWER,
+  chatTarget,
+  messagesTarget,
+  ProxyGateway,
+  responsesAnswer,
+  responsesTarget,
+  startUpstream,
+} from './proxy-fixture.js'
 
-const OPENAI_ANSWER = JSON.stringify({
-  id: 'resp_oa2',
-  object: 'response',
-  created_at: 1,
-  status: 'completed',
-  model: 'gpt-5.5',
-  output: [
-    {
-      type: 'message',
-      id: 'msg_oa2',
-      role: 'assistant',
-      status: 'completed',
-      content: [{type: 'output_text', text: 'From OpenAI.', annotations: []}],
-    },
-  ],
-  usage: {input_tokens: 10, output_tokens: 3, total_tokens: 13},
-})
+const OPENAI_ANSWER = responsesAnswer('resp_oa2', 'msg_oa2', 'From OpenAI.', 10)
 
 const seen: Array<{server: string; body: string}> = []
 /** The chat upstream's status for its next requests (200: CHAT_ANSWER). */
@@ -82,15 +74,7 @@ beforeEach(() => {
   responsesStatus = 200
 })
 
-const openai = (): ProxyTarget => ({
-  provider: {
-    name: 'openai',
-    family: 'responses',
-    baseUrl: `${responses.origin}/v1`,
-    credential: {secret: 'k'},
-  },
-  model: 'gpt-5.5',
-})
+const openai = (): ProxyTarget => responsesTarget('openai', 'gpt-5.5', responses.origin)
 const deepseek = (): ProxyTarget => ({
   ...chatTarget('deepseek', 'deepseek-chat', chat.origin),
   translate: true,
