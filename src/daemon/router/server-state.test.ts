@@ -144,9 +144,10 @@ describe("an item_reference to OpenAI's own item, the first target translated", 
     // turn 2: the translated target is busy; OpenAI answers
     chatStatus = 503
     seen.length = 0
+    // (the AI SDK names a message once per text part: put back once)
     const second = await post({
       model: 'gpt-5.5',
-      input: [user('Say hello.'), reference(minted.id), user('Again.')],
+      input: [user('Say hello.'), reference(minted.id), reference(minted.id), user('Again.')],
     })
     expect(second.status).toBe(200)
     expect(seen.map((s) => s.server)).toEqual(['chat', 'responses'])
