@@ -33,8 +33,8 @@ async function fresh(): Promise<void> {
 }
 
 /**
- * The turn-2 request Anthropic got (the last of the two since `messagesCalls` was last read): its
- * assistant message's blocks, and the redacted data of turn 1's answer as the client carried it.
+ * The blocks of the assistant message of the turn-2 request Anthropic got (the second of the two
+ * since the test's start), both requests answered 200 (the log's rows).
  */
 async function turnTwo(): Promise<Array<Record<string, any>>> {
   const calls = await messagesCalls()
