@@ -31,7 +31,14 @@ import {
   unknownQuirkMessage,
 } from './quirks.js'
 import type {DroppedThinking} from './turn-checks.js'
-import {answerBinding, bindingProblem, messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
+import {
+  answerBinding,
+  bindingProblem,
+  messagesHistoryProblem,
+  redactedThinking,
+  redactedThinkingProblem,
+  thinkingSignature,
+} from './turn-checks.js'
 import {messagesImageProblem} from './media-checks.js'
 import {messagesMediaInResultRefusal} from './media-in-results.js'
 import {
@@ -435,6 +442,7 @@ function handleMessages(context: SimContext) {
       prefillProblem(body, model) ??
       messagesImageProblem(body) ??
       messagesContentProblem(body) ??
+      (quirks.has('redacted-thinking') ? redactedThinkingProblem(body) : undefined) ??
       // (DeepSeek's and Kimi's endpoints verify no signature, and check a tool turn's thinking their
       // own way: messagesThinkingHistoryRefusal)
       messagesHistoryProblem(body, quirks.has('reasoning-content-required'))
@@ -486,6 +494,13 @@ function handleMessages(context: SimContext) {
       const text = thinkingOmitted(body, model) ? '' : answer.thinking
       const signature = thinkingSignature(text, model.prefixBinding ? answerBinding(body) : undefined)
       blocks.push({type: 'thinking', thinking: text, signature})
+      // `redacted-thinking`: a redacted block, then more thinking signed after both
+      if (quirks.has('redacted-thinking')) {
+        const redacted = {type: 'redacted_thinking', data: redactedThinking(answer.thinking)}
+        const more = text && 'And the rest, said aloud.'
+        const binding = model.prefixBinding ? continuedBinding(body, [blocks[0], redacted]) : undefined
+        blocks.push(redacted, {type: 'thinking', thinking: more, signature: thinkingSignature(more, binding)})
+      }
     }
     if (answer.search) blocks.push(...searchBlocks(answer.search))
     if (answer.tool)
@@ -549,6 +564,9 @@ function handleMessages(context: SimContext) {
           index,
           delta: {type: 'signature_delta', signature: block.signature},
         })
+      } else if (block.type === 'redacted_thinking') {
+        // as Anthropic streams it: whole in the block's start, no deltas
+        push({type: 'content_block_start', index, content_block: block})
       } else if (block.type === 'server_tool_use') {
         // as Anthropic streams it: the call empty, its whole input in one delta
         push({type: 'content_block_start', index, content_block: {...block, input: {}}})
@@ -588,6 +606,29 @@ function handleMessages(context: SimContext) {
     if (!quirks.has('no-terminal')) push({type: 'message_stop'})
     await sendSse(request.res, events, {fault: context.fault(request), headers: {'request-id': requestId}})
   }
+}
+
+/**
+ * The binding of a thinking block that follows `blocks` in the answer (`redacted-thinking` on a
+ * model with prefix binding): as if the answer so far were the history's last assistant message.
+ */
+function continuedBinding(body: Body, blocks: Body[]): string {
+  const messages = Array.isArray(body.messages) ? (body.messages as Body[]) : []
+  const last = messages.at(-1)
+  const sofar =
+    last?.role === 'assistant'
+      ? [
+          ...messages.slice(0, -1),
+          {
+            ...last,
+            content: [
+              ...(Array.isArray(last.content) ? last.content : [{type: 'text', text: last.content}]),
+              ...blocks,
+            ],
+          },
+        ]
+      : [...messages, {role: 'assistant', content: blocks}]
+  return answerBinding({...body, messages: sofar})
 }
 
 /**

@@ -234,6 +234,10 @@ export const SIM_QUIRKS = [
   // an image inside a tool result refused, the same image in a user turn taken: LM Studio's and
   // Ollama's `/v1/messages`, Zen's `/v1/responses` (./media-in-results.ts)
   'text-tool-results',
+  // Anthropic's redacted thinking: a `redacted_thinking` block between two signed thinking blocks,
+  // whose `data` must come back as it was, in a `redacted_thinking` block (anthropics/claude-code
+  // #63267's words otherwise)
+  'redacted-thinking',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
