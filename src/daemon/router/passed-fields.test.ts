@@ -101,6 +101,14 @@ describe("a strict host's refusal of a Messages body's fields", () => {
       "refused its tools' eager_input_streaming: sent again without it",
     )
     expect(a.get('copilot', 'claude')).toEqual({toolMembers: ['eager_input_streaming']})
+    // Bedrock's older words, by the tool's JSON pointer; a relay's prefix before Anthropic's
+    for (const words of [
+      'Malformed input request: #/tools/1: extraneous key [eager_input_streaming] is not permitted',
+      'upstream error: tools.3.eager_input_streaming: Extra inputs are not permitted',
+    ])
+      expect(new UpstreamAdaptations().learn('b', 'm', anthropic(words), passed()), words).toBe(
+        "refused its tools' eager_input_streaming: sent again without it",
+      )
     expect(describeAdaptation(a.get('copilot', 'claude')!)).toEqual([
       'tools sent without eager_input_streaming (refused)',
     ])
