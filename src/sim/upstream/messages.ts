@@ -430,7 +430,7 @@ function handleMessages(context: SimContext) {
     }
     const model = claudeModel(selection.model, quirks)
     const betas = betaValues(request.headers)
-    const refusedBetas = strictBetasProblem(betas, body, quirks)
+    const refusedBetas = strictBetasProblem(betas, body, quirks) ?? strictMessagesFieldsProblem(body, quirks)
     if (refusedBetas) {
       context.sendError(request, 400, refusedBetas, 'invalid_request_error', {'request-id': simId('req_')})
       return
@@ -677,8 +677,71 @@ function strictBetasProblem(betas: readonly string[], body: Body, quirks: Quirks
     return strict
       ? `Unexpected value(s) ${unknown.map((b) => `\`${b}\``).join(', ')} for the \`anthropic-beta\` header. Please consult our documentation at docs.anthropic.com or try again without the header.`
       : 'invalid beta flag'
-  if (body.context_management !== undefined && !betas.some((b) => b.startsWith('context-management-')))
-    return 'context_management: Extra inputs are not permitted'
+  for (const [field, beta] of BETA_FIELDS)
+    if (body[field] !== undefined && !betas.some((b) => b.startsWith(beta)))
+      return `${field}: Extra inputs are not permitted`
+  return undefined
+}
+
+/** The body fields a beta turns on (a field sent without its beta is refused as one it does not know). */
+const BETA_FIELDS: ReadonlyArray<readonly [string, string]> = [
+  ['context_management', 'context-management-'],
+  ['diagnostics', 'cache-diagnosis-'],
+  ['fallbacks', 'server-side-fallback-'],
+  ['fallback_credit_token', 'server-side-fallback-'],
+  ['speed', 'fast-mode-'],
+]
+
+/**
+ * `strict-messages-fields`: the top-level fields of a Messages body a strict host knows (Bedrock's,
+ * Vertex AI's, a LiteLLM or Copilot relay's schema), and the members of a custom tool. Claude
+ * Code's newer fields (`diagnostics`, `fallbacks`, `fallback_credit_token`, `speed`) and its tools'
+ * `eager_input_streaming` are not among them.
+ */
+const MESSAGES_FIELDS: readonly string[] = [
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'metadata',
+  'stop_sequences',
+  'stream',
+  'temperature',
+  'top_k',
+  'top_p',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'service_tier',
+  'context_management',
+  'output_config',
+]
+const TOOL_FIELDS: readonly string[] = [
+  'type',
+  'name',
+  'description',
+  'input_schema',
+  'cache_control',
+  'defer_loading',
+]
+
+/**
+ * `strict-messages-fields`: a strict host's refusal of a top-level field it does not know, or of a
+ * custom tool's member, in Anthropic's validation words as Bedrock and the relays pass them on
+ * ("diagnostics: Extra inputs are not permitted", "tools.0.custom.eager_input_streaming: Extra
+ * inputs are not permitted": 9router #3875, yuegongzi/copilot-api #11), the first named. Undefined
+ * without the quirk, or for a body of known fields only.
+ */
+export function strictMessagesFieldsProblem(body: Body, quirks: Quirks): string | undefined {
+  if (!quirks.has('strict-messages-fields')) return undefined
+  const field = Object.keys(body).find((k) => !MESSAGES_FIELDS.includes(k))
+  if (field !== undefined) return `${field}: Extra inputs are not permitted`
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<Record<string, unknown>>) : []
+  for (const [i, tool] of tools.entries()) {
+    if (tool?.type !== undefined && tool.type !== 'custom') continue
+    const member = Object.keys(tool ?? {}).find((k) => !TOOL_FIELDS.includes(k))
+    if (member !== undefined) return `tools.${i}.custom.${member}: Extra inputs are not permitted`
+  }
   return undefined
 }
 
