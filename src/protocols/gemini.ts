@@ -22,7 +22,7 @@ import type {
   ToolResultPart,
   WebSearchTool,
 } from './ir.js'
-import {omittedFileText, searchesOf, TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
+import {omittedFileText, searchesOf, TranslationError, unwrapReasoning, wrapReasoning} from './ir.js'
 import {GeminiStreamDecoder, GeminiStreamEncoder} from './gemini-stream.js'
 import {argsObject, budgetWithin, topKOf} from './cm-common.js'
 import type {ImageNotes} from './images.js'
@@ -113,7 +113,17 @@ function decodeRequest(
     let thought: ReasoningPart | undefined
     for (const p of partsOf(content)) {
       if (!isObject(p)) continue
-      const sig = str(p.thoughtSignature) ? unwrapOpaque('gemini', p.thoughtSignature as string) : undefined
+      const opaque = str(p.thoughtSignature)
+        ? unwrapReasoning('gemini', p.thoughtSignature as string)
+        : undefined
+      const sig = opaque?.signature
+      if (opaque?.redacted) {
+        // Anthropic's redacted thinking (the gateway's own thought part of no text): a part of its
+        // own, where it was, joined to no thought before or after it
+        parts.push({type: 'reasoning', text: '', redacted: opaque.redacted})
+        thought = undefined
+        if (p.thought === true && !p.text) continue
+      }
       if (typeof p.text === 'string' && p.thought === true) {
         if (thought && !(thought.signature && sig)) {
           thought.text += p.text
@@ -761,13 +771,9 @@ export function clientParts(parts: Part[], ctx?: CodecContext): Body[] {
     if (part.type === 'text') out.push({text: part.text})
     else if (part.type === 'reasoning') {
       reasoning.push(part)
-      const opaque = part.signature ?? part.encrypted ?? part.redacted
-      if (part.text || opaque)
-        out.push({
-          text: part.text,
-          thought: true,
-          ...(opaque && {thoughtSignature: wrapOpaque('gemini', opaque)}),
-        })
+      const signature = wrapReasoning('gemini', part)
+      if (part.text || signature)
+        out.push({text: part.text, thought: true, ...(signature && {thoughtSignature: signature})})
     } else if (part.type === 'tool_call') {
       if (hasForeignOpaque(reasoning, 'gemini')) ctx?.carry?.set(part.id, [...reasoning])
       out.push({

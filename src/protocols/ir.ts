@@ -971,28 +971,74 @@ export function defaultMaxTokens(model: string): number {
 }
 
 const WRAP = 'gwx1.'
+/**
+ * After the family in the wrap of Anthropic's redacted thinking (`gwx1.messages+redacted.<data>`),
+ * so that it comes back as redacted, not as a signature: a reasoning item's `encrypted_content`
+ * and a Gemini `thoughtSignature` are one string for either. A wrap without it (every one written
+ * before stop 60) reads as before.
+ */
+const REDACTED = '+redacted'
+
+const FAMILIES: ReadonlySet<string> = new Set<Family>(['chat', 'responses', 'messages', 'gemini'])
 
 /**
  * The string a client of `clientFamily` is given for `opaque`: the vendor's own value when the
  * client speaks that vendor's protocol (a client going straight to the vendor later still works),
- * else `gwx1.<family>.<value>`, which only gwctl reads back.
+ * else `gwx1.<family>.<value>`, which only gwctl reads back (`gwx1.<family>+redacted.<value>` for
+ * `redacted` thinking).
  */
-export function wrapOpaque(clientFamily: Family, opaque: Opaque): string {
-  return opaque.family === clientFamily ? opaque.value : `${WRAP}${opaque.family}.${opaque.value}`
+export function wrapOpaque(clientFamily: Family, opaque: Opaque, redacted = false): string {
+  return opaque.family === clientFamily
+    ? opaque.value
+    : `${WRAP}${opaque.family}${redacted ? REDACTED : ''}.${opaque.value}`
+}
+
+/**
+ * The one string a client of `clientFamily` is given for a reasoning part's opaque state (a
+ * Responses `encrypted_content`, a Gemini `thoughtSignature`), redacted thinking marked as such;
+ * undefined when it has none.
+ */
+export function wrapReasoning(
+  clientFamily: Family,
+  part: Pick<ReasoningPart, 'signature' | 'encrypted' | 'redacted'>,
+): string | undefined {
+  const opaque = part.signature ?? part.encrypted
+  if (opaque) return wrapOpaque(clientFamily, opaque)
+  return part.redacted && wrapOpaque(clientFamily, part.redacted, true)
 }
 
 /** The inverse of {@link wrapOpaque}: a string a client of `clientFamily` sent back. */
 export function unwrapOpaque(clientFamily: Family, value: string): Opaque {
+  return unwrapped(clientFamily, value)[0]
+}
+
+/**
+ * The inverse of {@link wrapReasoning}: the reasoning state a client of `clientFamily` sent back,
+ * as the part's `redacted` when its wrap says so, else as its `signature`.
+ */
+export function unwrapReasoning(
+  clientFamily: Family,
+  value: string,
+): {signature: Opaque; redacted?: undefined} | {redacted: Opaque; signature?: undefined} {
+  const [opaque, redacted] = unwrapped(clientFamily, value)
+  return redacted ? {redacted: opaque} : {signature: opaque}
+}
+
+/** A wrap's opaque, and whether it is redacted thinking. */
+function unwrapped(clientFamily: Family, value: string): [Opaque, boolean] {
   if (value.startsWith(WRAP)) {
     const dot = value.indexOf('.', WRAP.length)
-    const family = value.slice(WRAP.length, dot) as Family
-    if (
-      dot > 0 &&
-      (family === 'chat' || family === 'responses' || family === 'messages' || family === 'gemini')
-    )
-      return {family, value: value.slice(dot + 1)}
+    const family = value.slice(WRAP.length, dot)
+    if (dot > 0) {
+      if (FAMILIES.has(family)) return [{family: family as Family, value: value.slice(dot + 1)}, false]
+      // (the marker looked for only past a family that is none of the four)
+      if (family.endsWith(REDACTED)) {
+        const maker = family.slice(0, -REDACTED.length)
+        if (FAMILIES.has(maker)) return [{family: maker as Family, value: value.slice(dot + 1)}, true]
+      }
+    }
   }
-  return {family: clientFamily, value}
+  return [{family: clientFamily, value}, false]
 }
 
 export const emptyUsage = (): Usage => ({

@@ -28,7 +28,7 @@ import {
   ServerStateError,
   settlePlaced,
   TranslationError,
-  unwrapOpaque,
+  unwrapReasoning,
   verbosityOf,
 } from './ir.js'
 import type {Body} from './responses-items.js'
@@ -117,9 +117,11 @@ function reasoningFromItem(item: Body): ReasoningPart {
   const part: ReasoningPart = {type: 'reasoning', text: texts.filter(Boolean).join('\n\n')}
   const encrypted = str(item.encrypted_content)
   if (encrypted) {
-    const opaque = unwrapOpaque('responses', encrypted)
-    if (opaque.family === 'responses') part.encrypted = ownReasoning(item.id, encrypted)
-    else part.signature = opaque
+    const opaque = unwrapReasoning('responses', encrypted)
+    // (a foreign wrap: Anthropic's signature, or its redacted thinking under its own marker)
+    if (opaque.signature?.family === 'responses') part.encrypted = ownReasoning(item.id, encrypted)
+    else if (opaque.redacted) part.redacted = opaque.redacted
+    else part.signature = opaque.signature
   } else if (typeof item.id === 'string') part.itemId = item.id
   return part
 }

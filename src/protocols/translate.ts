@@ -366,6 +366,11 @@ export interface SentRequest {
    */
   optionalServerTools?: string[]
   /**
+   * A Messages body passed through: the members its tools went with (a refusal of one by its place,
+   * `tools.N.custom.F`, is learned only for one it sent).
+   */
+  toolMembers?: string[]
+  /**
    * A Messages body passed through: it held an image or document inside a tool result (a refusal
    * of media there is learned only then; a translated request's is read from `request`).
    */
@@ -681,6 +686,19 @@ export interface UpstreamAdaptation {
    */
   refusedServerTools?: readonly string[]
   /**
+   * Messages: members of a tool a body passed through went with that a strict host refused by their
+   * place ("tools.0.custom.eager_input_streaming: Extra inputs are not permitted", Claude Code's
+   * per-tool streaming to Bedrock, a Copilot relay): cut out of every tool in its bytes from then on
+   * (daemon/router/top-fields.ts `withoutItemMembers`).
+   */
+  toolMembers?: readonly string[]
+  /**
+   * Responses: members of an input item a body passed through went with that the server refused by
+   * their place ("Unknown parameter: 'input[2].status'.", ChatGPT's Codex backend): cut out of every
+   * input item in its bytes from then on (daemon/router/top-fields.ts `withoutItemMembers`).
+   */
+  inputMembers?: readonly string[]
+  /**
    * Tool-schema keywords the upstream refused (Gemini's OpenAPI subset behind a chat server or a
    * relay: "Unknown name \"$schema\" at 'tools[0].function_declarations[0].parameters'"): they go
    * from every tool's schema (tool-schemas.ts).
@@ -954,8 +972,20 @@ export function sentOfPassedMessages(
   if (messagesHoldMediaInResults(body)) sent.mediaInResults = true
   const serverTools = optionalServerTools(body)
   if (serverTools) sent.optionalServerTools = serverTools
+  const members = toolMemberNames(body.tools)
+  if (members.length > 0) sent.toolMembers = members
   messagesSent(body, sent)
   return sent
+}
+
+/** The names of the members of a Messages body's tools, each once. */
+function toolMemberNames(tools: unknown): string[] {
+  if (!Array.isArray(tools)) return []
+  const names = new Set<string>()
+  for (const tool of tools)
+    if (tool && typeof tool === 'object' && !Array.isArray(tool))
+      for (const name of Object.keys(tool)) names.add(name)
+  return [...names]
 }
 
 /**

@@ -74,7 +74,7 @@ import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWait, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsPlaced} from './system-turns.js'
-import {reasoningRewritten, withoutTopFields, withReasoningAdapted} from './top-fields.js'
+import {reasoningRewritten, withoutItemMembers, withoutTopFields, withReasoningAdapted} from './top-fields.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
@@ -1023,12 +1023,19 @@ export async function proxyRequest(
     // (a tool schema's `"type": null` is typed only in a Responses body passed through, Codex
     // Desktop's: no chat or Messages client is known to send one, and its byte search would cost
     // every Claude Code request ~20 µs a 64 KB body: passedResponses, docs/TRANSLATION.md)
+    // a strict host's refusal of Claude Code's tools' members (`eager_input_streaming`): cut out of
+    // every tool in the bytes (./top-fields.ts)
+    if (family === 'messages' && learned?.toolMembers !== undefined)
+      body = withoutItemMembers(body, 'tools', learned.toolMembers) ?? body
     if (rewritesPassed(family, learned)) {
       // (what it left out, said on the log row once)
       const notes: string[] = []
       body = await passedBody(family as 'chat' | 'messages' | 'gemini', body, learned!, notes)
       for (const note of notes) if (!adapted.includes(note)) adapted.push(note)
-    }
+    } else if (family === 'messages' && learned?.drop !== undefined)
+      // its top-level fields a strict host refused (Claude Code's `diagnostics`, `speed`,
+      // `context_management`...): cut out of the bytes, every other as it came (./top-fields.ts)
+      body = withoutTopFields(body, learned.drop) ?? body
     return body
   }
 
@@ -1041,7 +1048,8 @@ export async function proxyRequest(
    * keeps no items otherwise and refuses the ids Codex sends on the next turn (./plain-tools.ts
    * `withStoreTrue`; Codex's requests only, as Codex itself does for a provider it knows is
    * Azure); without the top-level fields the model's server refused as fields it does not know
-   * (`drop`: Codex 0.155's `access_programs`, cut out of the bytes, ./top-fields.ts); with its
+   * (`drop`: Codex 0.155's `access_programs`, cut out of the bytes, ./top-fields.ts), and without
+   * the members of its input items it refused (`inputMembers`: an item's `status`); with its
    * reasoning's effort as the nearest the model takes where it refused Codex's (`effort`: Ollama's
    * `xhigh`), or without the effort or summary it refused (`drop`: `reasoning.effort` to
    * gpt-4o-mini), that value alone changed in the bytes (./top-fields.ts). (Its tool schemas'
@@ -1057,6 +1065,9 @@ export async function proxyRequest(
     // (a tool schema's `"type": null`, Codex Desktop's `automation_update`, is typed before this:
     // `typedToolSchemas`, where the body's bytes hold one)
     if (learned?.drop !== undefined) body = withoutTopFields(body, learned.drop) ?? body
+    // (an input item's member refused by its place: `input[2].status`)
+    if (learned?.inputMembers !== undefined)
+      body = withoutItemMembers(body, 'input', learned.inputMembers) ?? body
     // (an effort the model refused as the nearest it takes, its effort or summary refused left out:
     // spliced in the bytes, the body written again only where they cannot be with certainty)
     if (learned?.effort !== undefined || learned?.drop?.some((f) => f.startsWith('reasoning.'))) {

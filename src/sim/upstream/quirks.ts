@@ -223,6 +223,13 @@ export const SIM_QUIRKS = [
   // Anthropic's words, each named (Vertex AI, Azure Foundry, relays), or as Bedrock does, none named
   'strict-betas',
   'bedrock-betas',
+  // a strict host fronting Claude (Bedrock, a LiteLLM or Copilot relay): a top-level field of a
+  // Messages body it does not know, or a custom tool's member, refused in pydantic's words
+  // (Claude Code's `diagnostics`, `speed`, tools' `eager_input_streaming`: 9router #3875)
+  'strict-messages-fields',
+  // ChatGPT's Codex backend: an input item's `status` refused, "Unknown parameter:
+  // 'input[2].status'." (zyycn/codex-proxy-rs #194)
+  'strict-input-items',
   // a GPT-5.x reasoning model's chat completions: a maximum below 16 (Claude Code's `max_tokens: 1`
   // probe) refused, "Could not finish the message because max_tokens or model output limit was
   // reached", no floor stated (BerriAI/litellm #35061)
@@ -234,6 +241,10 @@ export const SIM_QUIRKS = [
   // an image inside a tool result refused, the same image in a user turn taken: LM Studio's and
   // Ollama's `/v1/messages`, Zen's `/v1/responses` (./media-in-results.ts)
   'text-tool-results',
+  // Anthropic's redacted thinking: a `redacted_thinking` block between two signed thinking blocks,
+  // whose `data` must come back as it was, in a `redacted_thinking` block (anthropics/claude-code
+  // #63267's words otherwise)
+  'redacted-thinking',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -754,6 +765,28 @@ export function unknownResponsesParameter(
   const unknown = Object.keys(body).find((k) => !RESPONSES_FIELDS.includes(k))
   if (unknown === undefined) return undefined
   return {message: `unknown parameter \`${unknown}\``, type: 'invalid_request_error', param: null, code: null}
+}
+
+/**
+ * `strict-input-items`: an input item's `status` refused as ChatGPT's Codex backend refuses the
+ * OpenAI SDK's continuation (zyycn/codex-proxy-rs #194): "Unknown parameter: 'input[2].status'.",
+ * its place in `param`, `code: unknown_parameter`. Undefined for an input without one.
+ */
+export function inputItemStatusRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; type: string; param: string; code: string} | undefined {
+  if (!quirks.has('strict-input-items') || !Array.isArray(body.input)) return undefined
+  const at = (body.input as unknown[]).findIndex(
+    (item) => item !== null && typeof item === 'object' && 'status' in item,
+  )
+  if (at === -1) return undefined
+  return {
+    message: `Unknown parameter: 'input[${at}].status'.`,
+    type: 'invalid_request_error',
+    param: `input[${at}].status`,
+    code: 'unknown_parameter',
+  }
 }
 
 /**
