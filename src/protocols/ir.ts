@@ -683,6 +683,25 @@ export class TranslationError extends Error {
   }
 }
 
+/**
+ * A Responses request that names state only the Responses server that made it holds or reads: a
+ * `previous_response_id`, an `item_reference` to an item gwctl did not mint (OpenAI's, from an
+ * answer passed through), remote compaction and its `compaction` items (OpenAI's ciphertext). No
+ * translated target can take it, nor a Responses one whose tools gwctl makes plain: the router
+ * skips them for a Responses target passed through as it came, and refuses it (400, this message)
+ * only where the route has none. `named` says what it named, for the log row of a request that
+ * went on to such a target.
+ */
+export class ServerStateError extends TranslationError {
+  constructor(
+    message: string,
+    readonly named: string,
+  ) {
+    super(message)
+    this.name = 'ServerStateError'
+  }
+}
+
 /** Reasoning and signatures kept across turns for clients whose protocol cannot carry them. */
 export interface CarryStore {
   get(key: string): Part[] | undefined
@@ -701,6 +720,8 @@ export interface ItemStore {
   get(id: string): Part[] | undefined
   /** `bytes`: about how much `parts` hold (the encoder's estimate: nothing is serialised to measure them). */
   set(id: string, parts: Part[], bytes: number): void
+  /** How many items it holds (none: no body passed through can name one of them). */
+  readonly size: number
 }
 
 /**

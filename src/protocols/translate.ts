@@ -76,6 +76,7 @@ import {
   jsonInstructionText,
   placedAfter,
   refusedMediaText,
+  ServerStateError,
   TranslationError,
   withoutRefusedMedia,
   withSearchesAsText,
@@ -89,7 +90,7 @@ import {ChunkText} from './sse-template.js'
 import {chatThinkingIsOff, refusesForcedWhileThinking, thinkingOffForForcedCall} from './thinking-off.js'
 import {thinkingOffForToolTurns, withEmptyThinking} from './thinking-history.js'
 
-export {TranslationError} from './ir.js'
+export {ServerStateError, TranslationError} from './ir.js'
 export {derivedCacheKey, headerCacheKey} from './cache-key.js'
 export {geminiDeclarationCount} from './tool-cap.js'
 export {ItemReferenceError, REMOTE_COMPACTION_REFUSAL} from './responses.js'
@@ -161,6 +162,10 @@ export function parseClientBody(bytes: Buffer): unknown {
 export const PREVIOUS_RESPONSE_REFUSAL =
   'previous_response_id needs a Responses upstream, and this route translates to another protocol; send the whole conversation in `input` (with store: false, as Codex does)'
 
+/** The refusal of a `previous_response_id` on a translated target: state only its server holds. */
+export const previousResponseRefusal = (id: string): ServerStateError =>
+  new ServerStateError(PREVIOUS_RESPONSE_REFUSAL, `previous_response_id ${JSON.stringify(id)}`)
+
 /**
  * Decodes a client's request body (parsed JSON). `model`/`stream` come from a Gemini path.
  * Throws {@link TranslationError} for a body the IR cannot hold.
@@ -183,7 +188,8 @@ export function decodeClientRequest(
   }
   // (`toResponses`: a Responses client on a Responses server sent its tools as plain functions,
   // which keeps the conversation the server holds)
-  if (request.previousResponseId && !ctx.toResponses) throw new TranslationError(PREVIOUS_RESPONSE_REFUSAL)
+  if (request.previousResponseId && !ctx.toResponses)
+    throw previousResponseRefusal(request.previousResponseId)
   const options = (body as {stream_options?: {include_usage?: unknown}}).stream_options
   // every field named, toolNames too: one object shape for every request
   return {family, request, includeUsage: options?.include_usage === true, toolNames: undefined}

@@ -16,7 +16,7 @@ import {
 } from './encrypted-content.js'
 import {learnedAdaptations, type ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Refusal, Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
+import {ProxyGateway, responsesAnswer, startJudgedUpstream} from './proxy-fixture.js'
 
 /** OpenAI's API: the ciphertext cut, code `invalid_encrypted_content`. */
 const OPENAI_REFUSAL: Refusal = {
@@ -81,23 +81,7 @@ const OTHER_REFUSAL: Refusal = {
   },
 }
 
-const ANSWER = JSON.stringify({
-  id: 'resp_a1',
-  object: 'response',
-  created_at: 1,
-  status: 'completed',
-  model: 'gpt-5.5',
-  output: [
-    {
-      type: 'message',
-      id: 'msg_2',
-      role: 'assistant',
-      status: 'completed',
-      content: [{type: 'output_text', text: 'done', annotations: []}],
-    },
-  ],
-  usage: {input_tokens: 40, output_tokens: 1, total_tokens: 41},
-})
+const ANSWER = responsesAnswer('resp_a1', 'msg_2', 'done', 40)
 const STREAM = [
   {type: 'response.created', response: {id: 'resp_a1', status: 'in_progress', output: []}},
   {type: 'response.completed', response: JSON.parse(ANSWER) as unknown},

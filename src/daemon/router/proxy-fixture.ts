@@ -9,7 +9,7 @@ import type {AddressInfo, Socket} from 'node:net'
 
 import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
-import type {ProxyResult, ProxyTarget} from './proxy.js'
+import type {ProxyOptions, ProxyResult, ProxyTarget} from './proxy.js'
 import {proxyRequest, UpstreamPools} from './proxy.js'
 
 /** A request's whole body. */
@@ -124,6 +124,32 @@ export const messagesTarget = (name: string, model: string, origin: string): Pro
   model,
 })
 
+/** A Responses provider's target at a scripted upstream (`origin`, its API under `/v1`), for `model`. */
+export const responsesTarget = (name: string, model: string, origin: string): ProxyTarget => ({
+  provider: {name, family: 'responses', baseUrl: `${origin}/v1`, credential: {secret: 'k'}},
+  model,
+})
+
+/** A Responses answer of one message (`text`, its id `messageId`), as a scripted upstream gives it. */
+export const responsesAnswer = (id: string, messageId: string, text: string, inputTokens: number): string =>
+  JSON.stringify({
+    id,
+    object: 'response',
+    created_at: 1,
+    status: 'completed',
+    model: 'gpt-5.5',
+    output: [
+      {
+        type: 'message',
+        id: messageId,
+        role: 'assistant',
+        status: 'completed',
+        content: [{type: 'output_text', text, annotations: []}],
+      },
+    ],
+    usage: {input_tokens: inputTokens, output_tokens: 1, total_tokens: inputTokens + 1},
+  })
+
 /**
  * A Messages client's smallest request (`hi`, 64 tokens, not streamed, the key `gw-key`) posted to
  * the gateway at `origin`: what a test of the answer's status and headers sends.
@@ -192,6 +218,8 @@ export interface ProxyGatewayOptions {
   onResponse?: (res: ServerResponse) => void
   /** The proxy's waits after a 429 (`ProxyOptions.sleep`; default a timer). */
   sleep?: (ms: number) => Promise<void>
+  /** The daemon's memory of opaque state and minted items (`ProxyOptions.carry`; default none). */
+  carry?: ProxyOptions['carry']
 }
 
 /**
@@ -218,6 +246,7 @@ export class ProxyGateway {
           timeouts: route.timeouts ?? DEFAULT_TIMEOUTS,
           pools: this.pools,
           sleep: options.sleep,
+          carry: options.carry,
         }),
       )
     })

@@ -420,6 +420,9 @@ async function waitFor429(
   return wait
 }
 
+/** The bytes of an `item_reference` input item's type, looked for only while gwctl holds items. */
+const ITEM_REFERENCE = '"item_reference"'
+
 /** Sends one request through the targets; never throws for upstream trouble (see the result). */
 export async function proxyRequest(
   request: ProxyRequest,
@@ -594,7 +597,10 @@ export async function proxyRequest(
           body = translated.body
         } else {
           // most bodies hold no wrapped value: no await, nothing loaded for them
-          stripped ??= family === 'chat' || request.body.indexOf(WRAPPED_MARKER) === -1 ? prepared : undefined
+          stripped ??=
+            family === 'chat' || (request.body.indexOf(WRAPPED_MARKER) === -1 && !namesHeldItems())
+              ? prepared
+              : undefined
           body = (stripped ?? (await untranslated())).bodyFor(model)
           // an upstream found to refuse something of a chat or Messages body (adaptations.ts):
           // what was learned of it applies to a client's requests passed through, as to
@@ -609,25 +615,37 @@ export async function proxyRequest(
         }
       } catch (error) {
         target.breaker?.release()
-        const TranslationError = target.translate ? (await loadTranslation())[0].TranslationError : undefined
+        // (loaded where a codec threw: a translated target, a plain one's item_reference)
+        const codecs = translationLoaded?.[0]
+        // state only the Responses server that made it holds (ir.ts ServerStateError): a
+        // previous_response_id, an item_reference gwctl did not mint, remote compaction
+        const serverState = codecs !== undefined && error instanceof codecs.ServerStateError
         const refused =
           error instanceof RequestBodyError ||
-          (TranslationError !== undefined && error instanceof TranslationError)
+          serverState ||
+          (target.translate && codecs !== undefined && error instanceof codecs.TranslationError)
         if (!refused) throw error
         const message = target.translate
           ? `the request cannot be translated from ${family} to ${target.provider.family}: ${(error as Error).message}`
           : (error as Error).message
         if (
-          target.translate &&
-          (client !== undefined || (family === 'responses' && COMPACT.test(request.url))) &&
           options.fallbacks &&
-          canTryAfter(targets, i)
+          (serverState
+            ? // only a Responses target passed through as it came takes it: skipped for one after
+              // this; where none is, skipped after a target that failed (its failure is the answer)
+              tried > 0 || canTryAfter(targets, i, true)
+            : target.translate && client !== undefined && canTryAfter(targets, i))
         ) {
           // decoded, but not for this upstream's family, and nothing was sent: a later target of
           // another family may take it (a web search, which chat completions has no tool for; a
-          // remote compaction, which only a Responses target passed through has); answered as
-          // below if none does. (A request the IR cannot hold is refused at once.)
-          attempts.push({provider: target.provider.name, skipped: 'untranslatable', error: message})
+          // reference to a server's state, which only a Responses target passed through has);
+          // answered as below if none does. (A request the IR cannot hold is refused at once.)
+          const note = serverState
+            ? `${target.provider.name} skipped: ${(error as {named: string}).named} is held by the Responses server that made it, not by gwctl`
+            : message
+          // (after a failed try the answer is that failure's, which a try that fell back left unsaid)
+          if (serverState && tried > 0) result.error ??= attempts.findLast((a) => !a.skipped)?.error ?? null
+          attempts.push({provider: target.provider.name, skipped: 'untranslatable', error: note})
           untranslatable ??= {message, provider: target.provider.name, upstreamFamily: target.provider.family}
           continue
         }
@@ -669,9 +687,19 @@ export async function proxyRequest(
   }
 
   /**
+   * Whether a Responses body may name, by `item_reference`, items gwctl minted on its translated
+   * answers: only while it holds any (the AI SDK with `store` on), a byte search then.
+   */
+  function namesHeldItems(): boolean {
+    return family === 'responses' && !!carry?.items?.size && request.body.indexOf(ITEM_REFERENCE) !== -1
+  }
+
+  /**
    * The request as an untranslated target gets it. A client answered through translation before
-   * may hold gwctl-wrapped reasoning (`gwx1.`) that its own vendor would refuse: such a body (found
-   * by a byte search, so others cost nothing more) goes without those values.
+   * may hold gwctl-wrapped reasoning (`gwx1.`) that its own vendor would refuse, and references to
+   * items gwctl minted, which that server never saw: such a body (found by a byte search, so others
+   * cost nothing more) goes without those values, and with the items themselves
+   * (protocols/held-items.ts).
    */
   async function untranslated(): Promise<typeof prepared> {
     const {stripWrapped} = await import('../../protocols/strip.js')
@@ -683,7 +711,11 @@ export async function proxyRequest(
     }
     if (!json || typeof json !== 'object' || Array.isArray(json)) return (stripped = prepared)
     const copy = structuredClone(json) as Record<string, unknown>
-    if (!stripWrapped(family, copy)) return (stripped = prepared)
+    const expanded =
+      carry?.items && namesHeldItems()
+        ? (await import('../../protocols/held-items.js')).expandHeldItems(copy, carry.items)
+        : false
+    if (!stripWrapped(family, copy) && !expanded) return (stripped = prepared)
     return (stripped = prepare({...request, body: Buffer.from(JSON.stringify(copy)), json: copy}))
   }
 
@@ -718,9 +750,10 @@ export async function proxyRequest(
    * The request for `target` with every tool a plain function; undefined (passed through as it
    * came) for one the Responses codecs cannot hold. An `item_reference` the gateway does not hold
    * is no such request: passed through, the server would get the raw body and refuse its tool
-   * shapes, not the reference (review73). Before anything was sent (`beforeSending`) it is a
-   * RequestBodyError, which the caller answers with the gateway's 400 that names the id; after
-   * the server refused the body passed through (the learned path), that refusal goes back.
+   * shapes, not the reference (review73). Before anything was sent (`beforeSending`) it is thrown,
+   * and the caller skips this target for a later one passed through as it came, or answers the
+   * gateway's 400 that names the id; after the server refused the body passed through (the
+   * learned path), that refusal goes back.
    */
   async function plainRequest(
     target: ProxyTarget,
@@ -732,8 +765,7 @@ export async function proxyRequest(
       const sent = await translateFor(target, model, true)
       return sent === 'answered' ? undefined : sent
     } catch (error) {
-      if (beforeSending && error instanceof translate.ItemReferenceError)
-        throw new RequestBodyError(error.message)
+      if (beforeSending && error instanceof translate.ItemReferenceError) throw error
       if (error instanceof translate.TranslationError) return undefined
       throw error
     }
@@ -753,7 +785,7 @@ export async function proxyRequest(
     const [translate] = translationLoaded ?? (await loadTranslation())
     // (a later target of the client's own family may take it, passed through: see the refusal)
     if (family === 'responses' && COMPACT.test(request.url))
-      throw new translate.TranslationError(translate.REMOTE_COMPACTION_REFUSAL)
+      throw new translate.ServerStateError(translate.REMOTE_COMPACTION_REFUSAL, 'remote compaction')
     if (!client) {
       let json: unknown = request.json
       if (json === undefined && request.body.length > 0) {
@@ -779,7 +811,7 @@ export async function proxyRequest(
     }
     // the conversation a Responses server holds: no other family's upstream has it
     if (client.request.previousResponseId && !plainTools)
-      throw new translate.TranslationError(translate.PREVIOUS_RESPONSE_REFUSAL)
+      throw translate.previousResponseRefusal(client.request.previousResponseId)
     if (COUNT_TOKENS.test(request.url)) {
       const tokens = translate.estimateInputTokens(client.request)
       const text = JSON.stringify(
