@@ -189,6 +189,7 @@ const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined)
         learned !== undefined &&
         (learned.toolCap !== undefined ||
           learned.noThinkingLevel === true ||
+          learned.thinkingLevels !== undefined ||
           learned.noThinking === true ||
           learned.noSystemInstruction === true ||
           learned.thinkingBudget !== undefined)
