@@ -87,6 +87,10 @@ const ADAPTABLE = [
   // which its request depends on: `chatOnly`)
   'thinking',
   'enable_thinking',
+  // chat: DashScope's ask to keep earlier turns' reasoning in the model's input (chat.ts
+  // `preservedThinkingFields`), which a relay in front of it may not take: the reasoning of earlier
+  // turns is then dropped, as before (Z.AI's and Moonshot's go in `thinking`, above)
+  'preserve_thinking',
   // chat: the same switch as a chat template's argument, sent to a server on this machine or the
   // local network (vLLM, SGLang, llama.cpp); one that refuses it (a relay with its own schema)
   // goes without: the model thinks as it would have. Learned from a translated request only: a
