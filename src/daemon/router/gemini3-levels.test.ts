@@ -11,42 +11,31 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {refusedThinkingBudget} from '../../sim/upstream/quirks.js'
 import type {ProviderConfig} from '../../store/schema.js'
 import type {ProxyTarget} from './proxy.js'
-import type {Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
+import {judgedMessagesGateway} from './proxy-fixture.js'
 
 const ANSWER = JSON.stringify({
   candidates: [{content: {role: 'model', parts: [{text: 'done'}]}, finishReason: 'STOP', index: 0}],
   usageMetadata: {promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4},
 })
 
-const received: Buffer[] = []
 /** The upstream model of the test (what the simulator's rules by name read). */
 let upstreamModel = ''
 let targets: ProxyTarget[] = []
-let upstream: Upstream
-let gateway: ProxyGateway
+// a Flash that takes no MINIMAL by a name the gateway's rule takes for one that does (the
+// simulator's `no-minimal-level`: gemini-3.8-flash behind an alias, a later release)
+const {gateway, upstream, received, start, clear, close} = judgedMessagesGateway(
+  (body) => {
+    const refused = refusedThinkingBudget(body, new Set(['no-minimal-level']), upstreamModel)
+    return refused
+      ? {status: 400, body: {error: {code: 400, message: refused, status: 'INVALID_ARGUMENT'}}}
+      : undefined
+  },
+  {route: () => ({targets})},
+  {stream: '', json: ANSWER},
+)
 
-beforeAll(async () => {
-  // a Flash that takes no MINIMAL by a name the gateway's rule takes for one that does (the
-  // simulator's `no-minimal-level`: gemini-3.8-flash behind an alias, a later release)
-  upstream = await startJudgedUpstream(
-    received,
-    (body) => {
-      const refused = refusedThinkingBudget(body, new Set(['no-minimal-level']), upstreamModel)
-      return refused
-        ? {status: 400, body: {error: {code: 400, message: refused, status: 'INVALID_ARGUMENT'}}}
-        : undefined
-    },
-    {stream: '', json: ANSWER},
-  )
-  gateway = new ProxyGateway({route: () => ({targets})})
-  await gateway.listen()
-})
-
-afterAll(async () => {
-  await gateway.close()
-  upstream.close()
-})
+beforeAll(start)
+afterAll(close)
 
 const provider = (name: string): ProviderConfig => ({
   name,
@@ -57,7 +46,7 @@ const provider = (name: string): ProviderConfig => ({
 
 /** Posts `body` to the gateway at `path`; the status, once its answer is read. */
 async function post(path: string, body: unknown, headers: Record<string, string>): Promise<number> {
-  received.length = 0
+  clear()
   const res = await fetch(`${gateway.url}${path}`, {
     method: 'POST',
     headers: {'content-type': 'application/json', ...headers},
@@ -86,7 +75,6 @@ describe('Claude Code with thinking off, translated to Gemini 3 Flash', () => {
   it('MINIMAL refused: learned, sent again with LOW and answered; the next request with LOW at once', async () => {
     upstreamModel = 'gemini-3-flash-preview'
     targets = [{provider: provider('g3-flash'), model: upstreamModel, translate: true}]
-    gateway.results.length = 0
     expect(await ask()).toBe(200)
     expect(thinkingSent()).toEqual([{thinkingLevel: 'MINIMAL'}, {thinkingLevel: 'LOW'}])
     // (no budget beside the level: Google refuses the two together)
@@ -97,7 +85,7 @@ describe('Claude Code with thinking off, translated to Gemini 3 Flash', () => {
 
     expect(await ask()).toBe(200)
     expect(thinkingSent()).toEqual([{thinkingLevel: 'LOW'}])
-    expect((await gateway.settled(2))[1]).toMatchObject({status: 200, error: null})
+    expect((await gateway.settled(1))[0]).toMatchObject({status: 200, error: null})
   })
 
   it('Gemini 3 Pro by its name: LOW from the first request (it cannot stop thinking)', async () => {

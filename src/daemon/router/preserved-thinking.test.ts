@@ -12,8 +12,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {strictFieldsProblem} from '../../sim/upstream/quirks.js'
 import type {ProxyTarget} from './proxy.js'
-import type {Upstream} from './proxy-fixture.js'
-import {CHAT_ANSWER, chatTarget, ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
+import {CHAT_ANSWER, chatTarget, judgedMessagesGateway} from './proxy-fixture.js'
 
 const DASHSCOPE = 'https://dashscope-intl.aliyuncs.com'
 const ZAI = 'https://api.z.ai'
@@ -22,35 +21,26 @@ const VENDORS = new Set([DASHSCOPE, ZAI, MOONSHOT])
 /** The model the scripted upstream refuses unknown fields for, as a strict relay does. */
 const STRICT = 'qwen3.7-max'
 
-const received: Buffer[] = []
 let targets: ProxyTarget[] = []
-let upstream: Upstream
-let gateway: ProxyGateway
+const {gateway, upstream, received, start, clear, close, post} = judgedMessagesGateway(
+  (body) => {
+    const refused = body.model === STRICT ? strictFieldsProblem(body) : undefined
+    return refused
+      ? {
+          status: 400,
+          body: {error: {message: refused, type: 'invalid_request_error', param: null, code: null}},
+        }
+      : undefined
+  },
+  {route: () => ({targets})},
+  {stream: '', json: CHAT_ANSWER},
+)
+// (the vendors' origins served by the scripted upstream)
+const get = gateway.pools.get.bind(gateway.pools)
+gateway.pools.get = (origin, timeouts) => get(VENDORS.has(origin) ? upstream.origin : origin, timeouts)
 
-beforeAll(async () => {
-  upstream = await startJudgedUpstream(
-    received,
-    (body) => {
-      const refused = body.model === STRICT ? strictFieldsProblem(body) : undefined
-      return refused
-        ? {
-            status: 400,
-            body: {error: {message: refused, type: 'invalid_request_error', param: null, code: null}},
-          }
-        : undefined
-    },
-    {stream: '', json: CHAT_ANSWER},
-  )
-  gateway = new ProxyGateway({route: () => ({targets})})
-  const get = gateway.pools.get.bind(gateway.pools)
-  gateway.pools.get = (origin, timeouts) => get(VENDORS.has(origin) ? upstream.origin : origin, timeouts)
-  await gateway.listen()
-})
-
-afterAll(async () => {
-  await gateway.close()
-  upstream.close()
-})
+beforeAll(start)
+afterAll(close)
 
 const translated = (name: string, model: string, baseUrl: string): ProxyTarget => ({
   ...chatTarget(name, model, baseUrl),
@@ -80,12 +70,8 @@ const ON = {type: 'enabled', budget_tokens: 4096}
 /** The bodies the upstream got for `body` to `target`. */
 async function sent(target: ProxyTarget, body: unknown): Promise<Array<Record<string, unknown>>> {
   targets = [target]
-  received.length = 0
-  const res = await fetch(`${gateway.url}/v1/messages`, {
-    method: 'POST',
-    headers: {'content-type': 'application/json', authorization: 'Bearer client-key'},
-    body: JSON.stringify(body),
-  })
+  clear()
+  const res = await post(body)
   expect(res.status).toBe(200)
   await res.text()
   return received.map((b) => JSON.parse(String(b)) as Record<string, unknown>)
@@ -141,7 +127,6 @@ describe("Claude Code's tool loop, thinking on, to a host that drops earlier rea
 
 describe('a relay that refuses the field', () => {
   it('learned at once: sent again without it and answered; the next request without it from the first try', async () => {
-    gateway.results.length = 0
     const target = translated('pt-strict', STRICT, `${DASHSCOPE}/compatible-mode/v1`)
     const first = await sent(target, toolLoop(ON))
     expect(first.map((b) => b.preserve_thinking)).toEqual([true, undefined])
