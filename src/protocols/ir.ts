@@ -376,6 +376,9 @@ export type ResponseFormat =
 
 export type Effort = 'minimal' | 'low' | 'medium' | 'high'
 
+/** How a chat host keeps the reasoning of earlier turns when asked (CodecContext `preservedThinking`). */
+export type PreservedThinking = 'dashscope' | 'zai' | 'moonshot'
+
 export type Verbosity = 'low' | 'medium' | 'high'
 
 /** A client's verbosity, when it is one OpenAI names. */
@@ -810,6 +813,15 @@ export interface CodecContext {
    * `addDashScopeCacheControl`).
    */
   qwenCacheMarks?: boolean
+  /**
+   * Chat upstreams: a model on a host that leaves the reasoning of earlier assistant turns out of
+   * its input unless asked to keep it (../daemon/router/plain-tools.ts `preservedThinkingOf`), for
+   * a request with reasoning on: `dashscope`, Alibaba's `preserve_thinking: true` (Qwen3.6 on,
+   * Kimi K2.6 there); `zai`, Z.AI's and BigModel's `thinking.clear_thinking: false` (GLM-4.7, GLM-5);
+   * `moonshot`, Moonshot's `thinking.keep: "all"` (Kimi K2.6). Sent only with reasoning going back
+   * (chat.ts `preservedThinkingFields`).
+   */
+  preservedThinking?: PreservedThinking
   /**
    * Gemini upstreams: where the images and documents of a function's result go, learned from a
    * refusal of the other layout (daemon/router/adaptations.ts), over what the model's name says

@@ -610,6 +610,13 @@ export interface UpstreamAdaptation {
    */
   noThinkingLevel?: boolean
   /**
+   * Gemini `thinkingLevel`s the model refused by name ("Thinking level MINIMAL is not supported for
+   * this model. Please retry with other thinking level."; Vertex: "thinking_level MEDIUM is not
+   * supported by this model"), each with the next level up, which goes in its place: a request
+   * with thinking off still thinks as little as the model allows, not at its default (high).
+   */
+  thinkingLevels?: Readonly<Record<string, string>>
+  /**
    * A Gemini model that does not think and refuses any `thinkingConfig` ("Thinking is not enabled
    * for models/gemma-3-27b-it": Gemma 3, Gemini 2.0 by another name): the whole config left out.
    */
@@ -1081,6 +1088,7 @@ function adaptedGemini(
   const out = capped?.body ?? body
   if (adapt.noThinking) leaveOutThinking(out)
   if (adapt.noThinkingLevel) leaveOutThinkingLevel(out)
+  else if (adapt.thinkingLevels) raiseThinkingLevel(out, adapt.thinkingLevels)
   if (adapt.thinkingBudget) adaptGeminiBudget(out, adapt.thinkingBudget)
   if (adapt.noSystemInstruction) systemIntoFirstTurn(out)
   return out
@@ -1106,6 +1114,24 @@ function leaveOutThinkingLevel(body: Record<string, unknown>): void {
   if (Object.keys(rest).length > 0)
     body.generationConfig = {...(body.generationConfig as Record<string, unknown>), thinkingConfig: rest}
   else leaveOutThinking(body)
+}
+
+/**
+ * A Gemini body's `thinkingLevel` refused before as the level learned in its place (`levels`, each
+ * refused level's next up, followed while that one was refused too), in the case the body wrote it
+ * (`low` for a client's `minimal`); the body as it was otherwise.
+ */
+function raiseThinkingLevel(body: Record<string, unknown>, levels: Readonly<Record<string, string>>): void {
+  const thinking = geminiThinking(body) as Record<string, unknown> | undefined
+  if (typeof thinking?.thinkingLevel !== 'string') return
+  const sent = thinking.thinkingLevel
+  let level = sent.toUpperCase()
+  for (let i = 0; i < 4 && levels[level] !== undefined; i++) level = levels[level]
+  if (level === sent.toUpperCase()) return
+  body.generationConfig = {
+    ...(body.generationConfig as Record<string, unknown>),
+    thinkingConfig: {...thinking, thinkingLevel: sent === sent.toLowerCase() ? level.toLowerCase() : level},
+  }
 }
 
 /**
@@ -1232,6 +1258,7 @@ function adaptBody(
   }
   if (adapt.noThinking) leaveOutThinking(body)
   if (adapt.noThinkingLevel) leaveOutThinkingLevel(body)
+  else if (adapt.thinkingLevels) raiseThinkingLevel(body, adapt.thinkingLevels)
   if (adapt.thinkingBudget) adaptGeminiBudget(body, adapt.thinkingBudget)
   if (adapt.noSystemInstruction && Array.isArray(body.contents)) systemIntoFirstTurn(body)
   if (adapt.effortOnlyWithThinking) withoutEffortWhenOff(body)

@@ -91,6 +91,10 @@ const ADAPTABLE = [
   // which its request depends on: `chatOnly`)
   'thinking',
   'enable_thinking',
+  // chat: DashScope's ask to keep earlier turns' reasoning in the model's input (chat.ts
+  // `preservedThinkingFields`), which a relay in front of it may not take: the reasoning of earlier
+  // turns is then dropped, as before (Z.AI's and Moonshot's go in `thinking`, above)
+  'preserve_thinking',
   // chat: the same switch as a chat template's argument, sent to a server on this machine or the
   // local network (vLLM, SGLang, llama.cpp); one that refuses it (a relay with its own schema)
   // goes without: the model thinks as it would have. Learned from a translated request only: a
@@ -1417,6 +1421,8 @@ function thinkingConfigRefusal(
       next: {...known, noThinking: true},
       note: 'refused thinkingConfig: sent again without it (the model does not think)',
     }
+  const raised = levelRefusal(errorText, sent.level, known)
+  if (raised) return raised
   if (
     sent.level !== undefined &&
     /thinking[ _]level\b.{0,40}not supported/i.test(errorParts(errorText).message)
@@ -1428,6 +1434,36 @@ function thinkingConfigRefusal(
   const budget = budgetRefusal(errorText, sent.budget)
   if (!budget) return undefined
   return {next: {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}}, note: budget.note}
+}
+
+/** Gemini 3's thinking levels, each with the next one up (`HIGH`, the most, has none). */
+const NEXT_LEVEL: Readonly<Record<string, string>> = {MINIMAL: 'LOW', LOW: 'MEDIUM', MEDIUM: 'HIGH'}
+
+/**
+ * A Gemini 3 model's refusal of the one thinking level sent, named in its words (Gemini API:
+ * "Thinking level MINIMAL is not supported for this model. Please retry with other thinking
+ * level.", theJayTea/WritingTools #282 for Pro and Flash 3.7 on; Vertex: "Unable to submit request
+ * because thinking_level MEDIUM is not supported by this model", jenslys/opencode-gemini-auth #14):
+ * from then on the next level up goes in its place (`MINIMAL` as `LOW`: leaving the level out
+ * would have the model think at its default, high). `HIGH` refused, or a refusal that names no
+ * level (Gemini 2.5's, of any), is no such refusal: the level is left out
+ * ({@link thinkingConfigRefusal}).
+ */
+function levelRefusal(
+  errorText: string,
+  sent: string | undefined,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (sent === undefined) return undefined
+  const level = sent.toUpperCase()
+  const next = NEXT_LEVEL[level]
+  if (!next || known.thinkingLevels?.[level] !== undefined) return undefined
+  const named = /thinking[ _]level (\w+) is not supported/i.exec(errorParts(errorText).message)
+  if (named?.[1].toUpperCase() !== level) return undefined
+  return {
+    next: {...known, thinkingLevels: {...known.thinkingLevels, [level]: next}},
+    note: `refused thinkingLevel ${sent}: sent again with ${next}, the next level up`,
+  }
 }
 
 /**
@@ -2823,6 +2859,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (budget?.over !== undefined) rules.push(`a thinking budget from ${budget.over} up left out`)
   if (budget?.under !== undefined) rules.push(`a thinking budget up to ${budget.under} left out`)
   if (a.noThinkingLevel) rules.push('thinkingLevel left out (the model takes none)')
+  for (const [from, to] of Object.entries(a.thinkingLevels ?? {}))
+    rules.push(`thinkingLevel ${from} sent as ${to}`)
   if (a.noThinking) rules.push('thinkingConfig left out (the model does not think)')
   if (a.noSystemInstruction)
     rules.push('the system prompt in the first user turn (systemInstruction refused)')

@@ -301,13 +301,15 @@ export interface JudgedMessagesGateway {
 }
 
 /**
- * A judged upstream (`startJudgedUpstream`: refuses as `judge` says, else answers Messages'
- * `MESSAGES_STREAM` or `MESSAGES_ANSWER`) behind a `ProxyGateway` over `options`; both started by
- * `start()`. Made at once, so a test file may destructure it at its top.
+ * A judged upstream (`startJudgedUpstream`: refuses as `judge` says, else answers `answers`, by
+ * default Messages' `MESSAGES_STREAM` or `MESSAGES_ANSWER`; a chat or Gemini upstream's behind a
+ * translated route) behind a `ProxyGateway` over `options`; both started by `start()`. Made at
+ * once, so a test file may destructure it at its top.
  */
 export function judgedMessagesGateway(
   judge: (body: Record<string, unknown>, headers: IncomingHttpHeaders) => Refusal | undefined,
   options: ProxyGatewayOptions,
+  answers: {stream: string; json: string} = {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
 ): JudgedMessagesGateway {
   const received: Buffer[] = []
   const headers: IncomingHttpHeaders[] = []
@@ -331,7 +333,7 @@ export function judgedMessagesGateway(
           headers.push(h)
           return judge(body, h)
         },
-        {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
+        answers,
       )
       await gateway.listen()
     },

@@ -52,6 +52,7 @@ import {
   isDashScopeApi,
   isMoonshotApi,
   isOpenAiApi,
+  preservedThinkingOf,
   isXaiApi,
   isOpenAiResponsesHost,
   simStandsForOtherServer,
@@ -189,6 +190,7 @@ const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined)
         learned !== undefined &&
         (learned.toolCap !== undefined ||
           learned.noThinkingLevel === true ||
+          learned.thinkingLevels !== undefined ||
           learned.noThinking === true ||
           learned.noSystemInstruction === true ||
           learned.thinkingBudget !== undefined)
@@ -875,6 +877,13 @@ export async function proxyRequest(
       isDashScopeApi(target.provider.baseUrl)
     )
       ctx.qwenCacheMarks = true
+    // a model on a host that drops earlier turns' reasoning unless asked (DashScope's Qwen3.6 on,
+    // Z.AI's GLM-5, Moonshot's Kimi K2.6): asked to keep it, for a request with reasoning on (the
+    // model's name looked at only then, the host only for such a name: plain-tools.ts)
+    if (target.provider.family === 'chat' && client.request.reasoning && !client.request.reasoning.disabled) {
+      const preserved = preservedThinkingOf(upstreamModelName, target.provider.baseUrl)
+      if (preserved) ctx.preservedThinking = preserved
+    }
     // Azure OpenAI keeps the items the next turn names by id only with `store: true`: by its host
     // (looked at once per provider, only for a Responses upstream), or learned from its refusal
     if (target.provider.family === 'responses' && (adapt?.storeTrue || azureProvider(target.provider)))

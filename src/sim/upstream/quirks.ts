@@ -33,6 +33,8 @@ export const SIM_QUIRKS = [
   'no-minimal-effort',
   'thinking-only',
   'no-thinking-level',
+  // Gemini 3 Pro, Flash from 3.7 on: a thinkingLevel MINIMAL refused (by name too, without it)
+  'no-minimal-level',
   // Gemma 4 on the Gemini API: any thinkingBudget refused, 0 included
   'no-thinking-budget',
   // Gemma 3 (and Gemini 2.0) on the Gemini API: any thinkingConfig refused
@@ -1021,6 +1023,22 @@ function minimalEffortRefusal(
 }
 
 /**
+ * Whether a Gemini 3 model refuses a thinking level (upper case), as Google's thinking-levels table
+ * has it: `MINIMAL` with `no-minimal-level`, and by name for Pro (`gemini-3.1-pro-preview`) and
+ * Flash from 3.7 on (`gemini-3.8-flash`, not Flash-Lite); `MEDIUM` for Gemini 3 Pro
+ * (`gemini-3-pro-preview`; 3.1 Pro takes it).
+ */
+function refusesLevel(level: string, model: string, quirks: Quirks): boolean {
+  const [, major, minor] = /^gemini-(\d+)(?:\.(\d+))?-/.exec(model) ?? []
+  if (major === undefined) return level === 'MINIMAL' && quirks.has('no-minimal-level')
+  const pro = /-pro\b/.test(model)
+  const laterFlash =
+    /-flash\b/.test(model) && !/-lite\b/.test(model) && (Number(major) > 3 || Number(minor ?? 0) >= 7)
+  if (level === 'MINIMAL') return quirks.has('no-minimal-level') || pro || laterFlash
+  return level === 'MEDIUM' && pro && major === '3' && minor === undefined
+}
+
+/**
  * Gemini's refusal of a thinking config, as its message, or undefined: of any (`no-thinking`, and
  * a `gemma-3` name: a model that does not think); of a thinking budget (`thinking-only`, Gemini 2.5
  * Pro: thinking cannot be turned off, budgets 128-32 768; `no-thinking-budget` and a `gemma-4`
@@ -1048,6 +1066,12 @@ export function refusedThinkingBudget(
   )
     return 'Thinking level is not supported for this model.'
   const budget = config?.thinkingConfig?.thinkingBudget
+  // Gemini 3: a level and a budget together refused (sterlp/eclipse-peon-ai #115); a level the model
+  // does not take, named (theJayTea/WritingTools #282, egoist/chatwise-releases #1206)
+  if (level !== undefined && budget !== undefined)
+    return 'You can only set only one of thinking budget and thinking level.'
+  if (typeof level === 'string' && refusesLevel(level.toUpperCase(), model, quirks))
+    return `Thinking level ${level.toUpperCase()} is not supported for this model. Please retry with other thinking level.`
   if ((quirks.has('no-thinking-budget') || gemma4) && budget !== undefined)
     return 'Thinking budget is not supported for this model.'
   if (!quirks.has('thinking-only')) return undefined
