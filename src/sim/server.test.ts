@@ -109,3 +109,43 @@ describe('the in-stream fault', () => {
     expect(json.status).toBe(429)
   })
 })
+
+describe("the quota faults' words", () => {
+  let sim: Simulator
+  beforeAll(async () => {
+    sim = await startSim({})
+  })
+  afterAll(async () => {
+    await sim.close()
+  })
+
+  it("says Google's words with the delay uncut, RetryInfo cut to whole seconds (python-genai #2114)", async () => {
+    const res = await fetch(`${sim.origin}/v1beta/models/gemini-sim:generateContent`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', 'x-sim-fault': 'status=429,retry-delay=37.5s'},
+      body: JSON.stringify({contents: [{role: 'user', parts: [{text: 'hi'}]}]}),
+    })
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBeNull()
+    const {error} = (await res.json()) as {error: {message: string; details: Array<Record<string, unknown>>}}
+    expect(error.message).toMatch(
+      /^You exceeded your current quota, please check your plan and billing details\./,
+    )
+    expect(error.message).toContain(
+      '\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10, model: gemini-2.5-flash\nPlease retry in 37.5s.',
+    )
+    expect(error.details.at(-1)).toEqual({
+      '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+      retryDelay: '37s',
+    })
+    // (a daily quota with no delay: its limit, no retry words; a fault's own words kept)
+    const day = await fetch(`${sim.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', 'x-sim-fault': 'status=429,per-day'},
+      body: JSON.stringify({model: 'sim-pro', messages: [{role: 'user', content: 'hi'}]}),
+    })
+    const said = ((await day.json()) as {error: {message: string}}).error.message
+    expect(said).toContain('limit: 250, model: gemini-2.5-flash')
+    expect(said).not.toContain('retry')
+  })
+})
