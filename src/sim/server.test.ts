@@ -68,7 +68,7 @@ describe('simulator request record', () => {
   })
 })
 
-describe('the in-stream fault', () => {
+describe('the in-stream and quota faults', () => {
   let sim: Simulator
   beforeAll(async () => {
     sim = await startSim({})
@@ -108,23 +108,13 @@ describe('the in-stream fault', () => {
     const json = await ask('/v1/responses', {model: 'gpt-5', input: 'hi'}, 'insufficient-quota,in-stream')
     expect(json.status).toBe(429)
   })
-})
-
-describe("the quota faults' words", () => {
-  let sim: Simulator
-  beforeAll(async () => {
-    sim = await startSim({})
-  })
-  afterAll(async () => {
-    await sim.close()
-  })
 
   it("says Google's words with the delay uncut, RetryInfo cut to whole seconds (python-genai #2114)", async () => {
-    const res = await fetch(`${sim.origin}/v1beta/models/gemini-sim:generateContent`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', 'x-sim-fault': 'status=429,retry-delay=37.5s'},
-      body: JSON.stringify({contents: [{role: 'user', parts: [{text: 'hi'}]}]}),
-    })
+    const res = await ask(
+      '/v1beta/models/gemini-sim:generateContent',
+      {contents: [{role: 'user', parts: [{text: 'hi'}]}]},
+      'status=429,retry-delay=37.5s',
+    )
     expect(res.status).toBe(429)
     expect(res.headers.get('retry-after')).toBeNull()
     const {error} = (await res.json()) as {error: {message: string; details: Array<Record<string, unknown>>}}
@@ -139,11 +129,11 @@ describe("the quota faults' words", () => {
       retryDelay: '37s',
     })
     // (a daily quota with no delay: its limit, no retry words; a fault's own words kept)
-    const day = await fetch(`${sim.origin}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', 'x-sim-fault': 'status=429,per-day'},
-      body: JSON.stringify({model: 'sim-pro', messages: [{role: 'user', content: 'hi'}]}),
-    })
+    const day = await ask(
+      '/v1/chat/completions',
+      {model: 'sim-pro', messages: [{role: 'user', content: 'hi'}]},
+      'status=429,per-day',
+    )
     const said = ((await day.json()) as {error: {message: string}}).error.message
     expect(said).toContain('limit: 250, model: gemini-2.5-flash')
     expect(said).not.toContain('retry')
