@@ -773,6 +773,16 @@ export interface UpstreamAdaptation {
   /** The fewest output tokens the upstream takes ("Expected a value >= 16"): a smaller maximum is raised to it. */
   minOutputTokens?: number
   /**
+   * Chat: the fewest output tokens a request for JSON (`response_format` json_object or
+   * json_schema) gets. OpenAI's "Could not finish the message because max_tokens or model output
+   * limit was reached" for such a request below 16 that asked no reasoning is its JSON cut short or
+   * the model's floor (a GPT-5.x reasons unasked): the gateway cannot tell, and the request goes
+   * again with 16, as the probe does under {@link minOutputTokens}, and so each later one for JSON.
+   * A JSON answer ends where its JSON does, so the room changes no answer that fitted; a plain
+   * one (a classifier's `max_tokens: 1`) would run on, and goes as it came (review77 #6).
+   */
+  minJsonOutputTokens?: number
+  /**
    * Chat: a history tool call's `arguments` that are not JSON refused (DashScope's "The
    * \"function.arguments\" parameter of the code model must be in JSON format."): each such call
    * goes with them repaired (conversation-rules.ts `repairToolArguments`). Only then is a request's
@@ -1206,6 +1216,12 @@ function passedThinkingForm(body: Record<string, unknown>, form: ThinkingForm): 
 export const optionalSearch = (r: Request): boolean =>
   r.webSearch !== undefined && r.tools.length > 0 && r.toolChoice?.type !== 'web_search'
 
+/** A body's output maximum raised to `floor` where it is below it (chat's, Responses'). */
+function raiseMaximum(body: Record<string, unknown>, floor: number): void {
+  for (const field of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'])
+    if (typeof body[field] === 'number' && (body[field] as number) < floor) body[field] = floor
+}
+
 function adaptBody(
   body: Record<string, unknown>,
   adapt: UpstreamAdaptation,
@@ -1302,10 +1318,12 @@ function adaptBody(
     else delete body.reasoning_effort
   }
   if (adapt.noThinkingUnstreamed && body.stream !== true) body.enable_thinking = false
-  if (adapt.minOutputTokens !== undefined)
-    for (const field of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'])
-      if (typeof body[field] === 'number' && (body[field] as number) < adapt.minOutputTokens)
-        body[field] = adapt.minOutputTokens
+  if (adapt.minOutputTokens !== undefined) raiseMaximum(body, adapt.minOutputTokens)
+  // (before a JSON mode learned away turns the format into words)
+  if (adapt.minJsonOutputTokens !== undefined) {
+    const asked = (body.response_format as {type?: unknown} | undefined)?.type
+    if (asked === 'json_object' || asked === 'json_schema') raiseMaximum(body, adapt.minJsonOutputTokens)
+  }
   const instruction = jsonInstructionText(format)
   if (instruction === undefined) return
   // (a Gemini body: its JSON is asked for in generationConfig)

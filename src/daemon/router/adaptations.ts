@@ -502,6 +502,7 @@ const CHAT_BODY_RULES = [
   'effortWithTools',
   'noThinkingUnstreamed',
   'minOutputTokens',
+  'minJsonOutputTokens',
   'objectSchemas',
   'toolCap',
   'media',
@@ -2441,14 +2442,20 @@ function decide(
   // OpenAI's chat "Could not finish the message because max_tokens or model output limit was
   // reached" (`param` null) names max_tokens in its words, which the field rules below would read
   // as max_tokens refused and send every later request without it (review77 #5): it teaches the
-  // floor of 16 only below 16 (outputFloor) and only where it cannot be a JSON answer cut short
-  // (the same words: a request for JSON without reasoning, a classifier's tiny maximum that a
-  // later request of the model needs kept, review77 #6), else nothing
-  if (
-    COULD_NOT_FINISH.test(errorText) &&
-    (sent.maxTokens === undefined || sent.maxTokens >= 16 || jsonCutShort(sent))
-  )
-    return undefined
+  // floor of 16 only below 16 (outputFloor), else nothing (the request at 16 that still cannot
+  // finish reaches the client: one try again, no more). Where it can be a JSON answer cut short (a
+  // request for JSON without reasoning), the floor is only for requests for JSON: a classifier's
+  // plain tiny maximum to that model stays as it came (review77 #6)
+  if (COULD_NOT_FINISH.test(errorText)) {
+    if (sent.maxTokens === undefined || sent.maxTokens >= 16) return undefined
+    if (jsonCutShort(sent))
+      return known.minJsonOutputTokens !== undefined
+        ? undefined
+        : {
+            next: {...known, minJsonOutputTokens: 16},
+            note: `refused max_tokens ${sent.maxTokens} for JSON (its answer cut short, or the model's floor): sent again with 16, and each request for JSON so`,
+          }
+  }
   const floor = outputFloor(errorText, sent.maxTokens)
   if (floor !== undefined)
     return {
@@ -2934,6 +2941,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.noThinkingUnstreamed)
     rules.push('a non-stream request sent with enable_thinking false, so its answer has no reasoning')
   if (a.minOutputTokens !== undefined) rules.push(`max_tokens raised to at least ${a.minOutputTokens}`)
+  if (a.minJsonOutputTokens !== undefined)
+    rules.push(`max_tokens of a request for JSON raised to at least ${a.minJsonOutputTokens}`)
   if (a.systemFirst) rules.push('system messages after the first turn folded into the first system message')
   if (a.alternateRoles) rules.push('successive user, assistant or system messages sent as one message')
   if (a.objectSchemas)

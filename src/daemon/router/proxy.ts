@@ -72,7 +72,7 @@ import {
 import {errorBody as familyErrorBody} from '../../protocols/errors.js'
 import {cutConfirmed, cutNote, cutWindow, holdsMedia, mayBeOllama} from './ollama-cut.js'
 import {OVERFLOW_500, relay} from './relay.js'
-import {bodyWait, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
+import {bodyWaitMs, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsPlaced} from './system-turns.js'
 import {reasoningRewritten, withoutItemMembers, withoutTopFields, withReasoningAdapted} from './top-fields.js'
@@ -411,7 +411,7 @@ async function waitFor429(
   const text = await errorBody(upstream.body)
   if (typeof text !== 'string') return text
   const said = parseRetryAfter(upstream.headers)
-  const read = said === undefined ? bodyWait(text) : undefined
+  const read = said === undefined ? bodyWaitMs(text) : undefined
   const wait = said ?? read?.retryMs ?? RETRY_429.fixedMs[retried] ?? RETRY_429.capMs
   if (read?.long || waited + wait > RETRY_429.capMs) return text
   // (an open breaker, or a half-open trial that this 429 reopened, is not waited for)

@@ -129,6 +129,19 @@ describe('Codex on a single target answered 429', () => {
     })
   })
 
+  it('a 429 whose words alone state the wait (no header, no RetryInfo): that wait, not 2 s', async () => {
+    fakeWaits(true)
+    sim.faults.add(
+      parseFault(
+        'status=429,message=Rate limit reached for gpt-sim. Please try again in 1.5s.,path=/responses',
+      ),
+    )
+    const res = await ask(CODEX_HEADERS)
+    expect(res.status).toBe(200)
+    expect(waits).toEqual([1500])
+    expect(upstreamCalls('/responses')).toHaveLength(2)
+  })
+
   it('stops at 30 s waited in all: a second wait of 20 s is not taken', async () => {
     fakeWaits(true)
     sim.faults.add(parseFault('status=429,retry-after-ms=20000,times=3,path=/responses'))

@@ -40,7 +40,7 @@ import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
 import {
   noWaitHelps,
-  retryAfterFromBody,
+  statedRetryAfter,
   retryAfterFromMs,
   saidRetryAfter,
   settle429,
@@ -469,10 +469,16 @@ export async function relayTranslated(
       const value = upstream.headers[name]
       if (typeof value === 'string') passed[name] = value
     }
-    // Google states its wait in the body only (RetryInfo): said as the header the client's SDK
-    // reads (./rate-limit.ts)
-    if (status === 429 && passed['retry-after'] === undefined && passed['retry-after-ms'] === undefined) {
-      const seconds = retryAfterFromBody(text)
+    // Google states its wait in the body only (RetryInfo, and its words), some servers in their
+    // words only ("Please try again in 7s."): said as the header the client's SDK reads
+    // (./rate-limit.ts), as a stream's first-event 429 gets it; none for a spent quota
+    if (
+      status === 429 &&
+      !quotaSpent &&
+      passed['retry-after'] === undefined &&
+      passed['retry-after-ms'] === undefined
+    ) {
+      const seconds = statedRetryAfter(text, said)
       if (seconds !== undefined) passed['retry-after'] = seconds
     }
     if (quotaSpent && passed['x-should-retry'] === undefined) passed['x-should-retry'] = 'false'
