@@ -8,6 +8,9 @@
  * compiler off before it loads the daemon, and it is turned back on at the first work that
  * repeats: the first model request (before its handler runs) or the first history file a scan
  * reads. A daemon with neither keeps interpreting and baseline-compiling what little it runs.
+ * (While the flag is off, V8's flag hash differs and Node compiles the built-in modules loaded
+ * meanwhile from source instead of its code cache: the start's CPU stayed the same. `--opt` puts
+ * the hash back.)
  *
  * Only the detached daemon does this (`gateway run` has loaded oclif by then, and tests run the
  * lifecycle in their own process: a flag is the whole process's); not when the daemon's node was
