@@ -12,7 +12,8 @@
  *   again to the same target after the short wait the upstream states (./rate-limit.ts).
  * - The gateway key never leaves: every credential header and `?key=` are dropped and the
  *   provider's credential is set in its protocol's form. Only protocol headers are forwarded.
- * - A client disconnect aborts the upstream request at once.
+ * - A client disconnect aborts a stream's upstream request at once; a request not streamed goes on
+ *   (within the idle timeout) for the usage its upstream bills (ClientGone).
  *
  * The pieces live next to this file: target selection (targets.ts), body reading
  * (request-body.ts), header rewriting (headers.ts), the streaming relay (relay.ts), error shaping
@@ -280,11 +281,29 @@ const RESET_BODY_BYTES = 1024 * 1024
  * an EventEmitter, costs more per request to create and to subscribe to, and this one is created
  * for every proxied request. It holds the listeners of the requests of one proxied request (one
  * at a time, but a failed try's may still be subscribed when the next try subscribes).
+ *
+ * A request not streamed is held ({@link holdFor}): the upstream bills the whole answer whether
+ * or not anyone reads it (it generates it before it sends a byte), so the client's leaving, before
+ * the upstream's headers or during its answer, no longer aborts the request under way: it goes on,
+ * and its answer is read to its end for the usage on the row (relay.ts, translated.ts), for the
+ * idle timeout counted from the leaving at most; then, or at the pools' close, it is given up (its
+ * listeners told). `aborted` is set at the leaving all the same: nothing new is sent (no other
+ * target, no retry). A stream is aborted at once, as the vendors stop generating a stream whose
+ * reader left (docs/USAGE-WINDOWS.md).
  */
 class ClientGone {
   aborted = false
   reason: unknown = undefined
   private listeners: Array<() => void> | undefined = undefined
+  /** How long a held request may go on after the client left (ms); undefined: not held. */
+  private holdMs: number | undefined = undefined
+  /** Where the pools' close finds {@link giveUp} while a held request goes on. */
+  private stops: Set<() => void> | undefined = undefined
+  private deadline: NodeJS.Timeout | undefined = undefined
+  /** Told once when the client leaves a held request (relay.ts: the body resumed). */
+  private left: (() => void) | undefined = undefined
+  /** Ends a held request the client left (made at its leaving). */
+  private giveUp: (() => void) | undefined = undefined
 
   // what undici checks a signal for (`typeof signal.on === 'function'`)
   on(_event: 'abort', listener: () => void): this {
@@ -305,17 +324,65 @@ class ClientGone {
   }
 
   /**
-   * The client's leaving no longer aborts the upstream request under way (its listeners, undici's,
-   * are let go): `listener` is told instead (a JSON answer read to its end for its usage: relay.ts).
+   * Holds the upstream requests of a request not streamed: the client's leaving gives them up
+   * only `ms` later, or when the pools close (`stops`: their `readingOn`).
    */
-  tellInstead(listener: () => void): void {
-    this.listeners = [listener]
+  holdFor(ms: number, stops: Set<() => void>): void {
+    this.holdMs = ms
+    this.stops = stops
+  }
+
+  /** Whether the upstream request goes on after the client's leaving (or went on past it, still). */
+  get held(): boolean {
+    return this.holdMs !== undefined
+  }
+
+  /** `listener` is told when the client leaves a held request (once; a later call replaces it). */
+  onLeft(listener: () => void): void {
+    this.left = listener
+  }
+
+  /**
+   * The request is held no longer: an answer not read on (a stream, an answer that failed) is
+   * given up at the client's leaving, at once if it left already.
+   */
+  letGo(): void {
+    if (this.holdMs === undefined) return
+    this.unhold()
+    if (this.aborted) this.tell()
+  }
+
+  /** The request ended: nothing held, no timer left (the listeners are not told). */
+  settle(): void {
+    if (this.holdMs !== undefined) this.unhold()
   }
 
   abort(reason: unknown): void {
     if (this.aborted) return
     this.aborted = true
     this.reason = reason
+    if (this.holdMs !== undefined) {
+      const giveUp = (this.giveUp = () => this.letGo())
+      this.deadline = setTimeout(giveUp, this.holdMs)
+      this.deadline.unref()
+      this.stops!.add(giveUp)
+      this.left?.()
+      return
+    }
+    this.tell()
+  }
+
+  private unhold(): void {
+    this.holdMs = undefined
+    this.left = undefined
+    if (this.giveUp) {
+      clearTimeout(this.deadline)
+      this.stops!.delete(this.giveUp)
+      this.giveUp = undefined
+    }
+  }
+
+  private tell(): void {
     const listeners = this.listeners
     this.listeners = undefined
     if (listeners) for (const listener of listeners) listener()
@@ -522,6 +589,8 @@ export async function proxyRequest(
   res.on('close', onClose)
   const onSignal = (): void => clientGone.abort(options.signal?.reason)
   options.signal?.addEventListener('abort', onSignal, {once: true})
+  // (a request not streamed goes on after its client left, for its usage: ClientGone)
+  if (!prepared.stream) clientGone.holdFor(options.timeouts.idleMs, pools.readingOn)
   const relayContext: RelayContext = {
     res,
     family,
@@ -530,7 +599,6 @@ export async function proxyRequest(
     addedUsage: prepared.addedUsage,
     timeouts: options.timeouts,
     clientGone,
-    readingOn: pools.readingOn,
   }
 
   const targets = options.targets
@@ -666,6 +734,7 @@ export async function proxyRequest(
   } finally {
     res.off('close', onClose)
     options.signal?.removeEventListener('abort', onSignal)
+    clientGone.settle()
   }
 
   /**

@@ -644,21 +644,30 @@ export async function relayTranslated(
       sendFamilyError(res, family, 502, message, {requestId: result.requestId})
       return
     }
-    // a small answer is written as one string with the status line and headers (one socket
-    // write, no buffer); a large one as its bytes (encoded once, its length from them), in the
-    // same write
-    const {text} = out
-    const bytes = text.length >= LARGE_ANSWER ? utf8Bytes(text) : undefined
-    result.status = status
-    result.ttfbMs = performance.now() - started
-    headers.push(
-      'content-type',
-      'application/json',
-      'content-length',
-      String(bytes ? bytes.length : Buffer.byteLength(text)),
-    )
-    res.writeHead(status, headers)
-    res.end(bytes ?? text)
+    if (ctx.clientGone.aborted) {
+      // the client left while the answer was read on for its usage (a request not streamed is
+      // held: proxy.ts ClientGone): a 499 row, as the pass-through relay writes, with the usage
+      // the upstream billed
+      result.status = 499
+      result.clientAborted = true
+      result.error = 'client closed the connection'
+    } else {
+      // a small answer is written as one string with the status line and headers (one socket
+      // write, no buffer); a large one as its bytes (encoded once, its length from them), in the
+      // same write
+      const {text} = out
+      const bytes = text.length >= LARGE_ANSWER ? utf8Bytes(text) : undefined
+      result.status = status
+      result.ttfbMs = performance.now() - started
+      headers.push(
+        'content-type',
+        'application/json',
+        'content-length',
+        String(bytes ? bytes.length : Buffer.byteLength(text)),
+      )
+      res.writeHead(status, headers)
+      res.end(bytes ?? text)
+    }
     // the id first: an object literal that starts with a spread and goes on with more members takes
     // µs on Node 20's V8
     result.usage = family === 'responses' ? {responseId: out.id, ...out.usage} : out.usage
