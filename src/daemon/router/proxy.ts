@@ -416,7 +416,8 @@ function unseenNote(
 
 /**
  * The `error` of a billed try's own row: why the client never got it, and whose row has its answer.
- * (`usage reconcile` knows such a row by its words: store/reconcile-query.ts `BILLED_TRY_ROW`.)
+ * (The row is marked as a billed try by its `billed_try` flag, not by these words: log-entry.ts;
+ * rows written before the flag are known by them once: store/usage-sql.ts `BILLED_TRY_NOTE`.)
  */
 function billedTryError(
   why: string | undefined,
