@@ -5,8 +5,6 @@
  * they were in the answer's row's note only), with the status Gemini answered (review72 #3). Through the Router into logs.db, with a scripted
  * Gemini upstream that answers nothing and a chat upstream that answers.
  */
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
@@ -16,7 +14,7 @@ import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
 import {providerHealth} from '../../ui/app/model-routes.js'
 import {Router} from './index.js'
 import type {Upstream} from './proxy-fixture.js'
-import {startUpstream} from './proxy-fixture.js'
+import {serveRouter, startUpstream} from './proxy-fixture.js'
 
 /** Gemini's empty answer (STOP, no part), whose prompt Google bills. */
 const EMPTY = {
@@ -69,30 +67,9 @@ beforeAll(async () => {
     breaker: {failureThreshold: 5, cooldownMs: 30_000},
     timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
   }
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    await router.route(
-      {
-        family: 'messages',
-        method: req.method!,
-        url: req.url!,
-        headers: req.headers,
-        body: Buffer.concat(chunks),
-        policy,
-        providers,
-        identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
-      },
-      res,
-    )
-  })
-  server.listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return () => {
-    server.closeAllConnections()
-    server.close()
-  }
+  const served = await serveRouter(router, () => ({family: 'messages', policy, providers}))
+  url = served.origin
+  return served.close
 })
 
 afterAll(async () => {

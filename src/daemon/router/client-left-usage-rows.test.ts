@@ -6,8 +6,6 @@
  * request is aborted at once (the vendors stop generating a stream whose reader left). Through the
  * Router into logs.db, with a scripted chat upstream (its headers late, or its body in two parts).
  */
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
@@ -16,16 +14,9 @@ import {LogStore} from '../../store/log-store.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../../store/schema.js'
 import {Router} from './index.js'
 import type {Upstream} from './proxy-fixture.js'
-import {startUpstream} from './proxy-fixture.js'
+import {CHAT_ANSWER_BILLED, serveRouter, startUpstream} from './proxy-fixture.js'
 
-const ANSWER = JSON.stringify({
-  id: 'chatcmpl-1',
-  object: 'chat.completion',
-  created: 1,
-  model: 'm',
-  choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
-  usage: {prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240},
-})
+const ANSWER = CHAT_ANSWER_BILLED
 const STREAM = [
   {choices: [{index: 0, delta: {role: 'assistant', content: 'done'}, finish_reason: null}]},
   {choices: [{index: 0, delta: {}, finish_reason: 'stop'}]},
@@ -37,6 +28,9 @@ const STREAM = [
   )
   .concat('data: [DONE]\n\n')
   .join('')
+
+/** The row of a client that left, with the usage the upstream billed. */
+const BILLED_ROW = {status: 499, error: 'client closed the connection', inputTokens: 1200, outputTokens: 40}
 
 /**
  * What the upstream does: `late` answers 300 ms after the request (headers and all); `split` sends
@@ -102,31 +96,13 @@ beforeAll(async () => {
       timers.push(setTimeout(() => res.end(ANSWER.slice(60)), 300))
     }
   })
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const family: Family = req.url!.includes('/messages') ? 'messages' : 'chat'
-    await router.route(
-      {
-        family,
-        method: req.method!,
-        url: req.url!,
-        headers: req.headers,
-        body: Buffer.concat(chunks),
-        policy,
-        providers: providers(),
-        identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
-      },
-      res,
-    )
-  })
-  server.listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return () => {
-    server.closeAllConnections()
-    server.close()
-  }
+  const served = await serveRouter(router, (req) => ({
+    family: req.url!.includes('/messages') ? 'messages' : 'chat',
+    policy,
+    providers: providers(),
+  }))
+  url = served.origin
+  return served.close
 })
 
 afterEach(() => {
@@ -185,26 +161,14 @@ describe('a request not streamed whose client left: the 499 row holds the usage 
 
   it('translated (Messages to chat), the client gone before the headers', async () => {
     const row = await leave('messages', 'before')
-    expect(row).toMatchObject({
-      status: 499,
-      error: 'client closed the connection',
-      inputTokens: 1200,
-      outputTokens: 40,
-      upstreamFamily: 'chat',
-    })
+    expect(row).toMatchObject({...BILLED_ROW, upstreamFamily: 'chat'})
     expect(cutOff).toBe(false)
   })
 
   it('translated (Messages to chat), the client gone mid-answer (headers and half the JSON sent)', async () => {
     mode = 'split'
     const row = await leave('messages', 'after')
-    expect(row).toMatchObject({
-      status: 499,
-      error: 'client closed the connection',
-      inputTokens: 1200,
-      outputTokens: 40,
-      upstreamFamily: 'chat',
-    })
+    expect(row).toMatchObject({...BILLED_ROW, upstreamFamily: 'chat'})
     expect(cutOff).toBe(false)
   })
 
