@@ -35,6 +35,31 @@ const entry = (o: Partial<LogEntry>): LogEntry => ({
   ...o,
 })
 
+/**
+ * A billed try's own row (`try_`: its note, its flag) and its request's answer row, of one Gemini
+ * CLI request, as daemon/router/log-entry.ts `billedTryEntries` writes them: the try at the
+ * request's time, no request id, nearer to the history row than the answer's row, which the
+ * fallback wrote at its end.
+ */
+function appendTryAndAnswer(logs: LogStore, try_: Pick<LogEntry, 'error' | 'billedTry'>): void {
+  const at = (t: string) => Date.parse(`2025-08-21T${t}Z`)
+  const common = {entrance: 'gemini', model: 'gemini-2.5-pro'}
+  logs.append(
+    entry({
+      ...common,
+      ...try_,
+      time: at('12:00:02'),
+      requestId: null,
+      provider: 'up-gemini',
+      inputTokens: 900,
+    }),
+  )
+  logs.append(
+    entry({...common, time: at('12:00:03'), requestId: 'g-answer', inputTokens: 7, outputTokens: 3}),
+  )
+  logs.flush()
+}
+
 describe('reconcile and --source all', () => {
   let home: {home: string; cleanup: () => void}
   let logs: LogStore
@@ -127,33 +152,8 @@ describe('reconcile and --source all', () => {
   })
 
   it("leaves out a billed try's own row (Gemini's empty 200 the client never got) by its flag: the answer's row is matched", () => {
-    const at = (t: string) => Date.parse(`2025-08-21T${t}Z`)
-    // (as daemon/router/log-entry.ts `billedTryEntries` writes it: the request's time, no request id;
-    // nearer to the history row than the answer's row, which the fallback wrote at its end; its
-    // flag, not its note's words, tells: a note in other words is left out all the same)
-    logs.append(
-      entry({
-        entrance: 'gemini',
-        time: at('12:00:02'),
-        requestId: null,
-        provider: 'up-gemini',
-        model: 'gemini-2.5-pro',
-        inputTokens: 900,
-        error: 'up-gemini: answered nothing, twice (sent again once)',
-        billedTry: true,
-      }),
-    )
-    logs.append(
-      entry({
-        entrance: 'gemini',
-        time: at('12:00:03'),
-        requestId: 'g-answer',
-        model: 'gemini-2.5-pro',
-        inputTokens: 7,
-        outputTokens: 3,
-      }),
-    )
-    logs.flush()
+    // (its flag, not its note's words, tells: a note in other words is left out all the same)
+    appendTryAndAnswer(logs, {error: 'up-gemini: answered nothing, twice (sent again once)', billedTry: true})
     const r = reconcile(history.db, {sinceMs: 0, tool: 'gemini-cli'})
     expect(r.days.find((d) => d.day === '2025-08-21')).toMatchObject({
       matched: 1,
@@ -164,30 +164,9 @@ describe('reconcile and --source all', () => {
   })
 
   it("a billed try's row written before the flag is flagged when the database is opened to write (its note's words, once)", async () => {
-    const at = (t: string) => Date.parse(`2025-08-21T${t}Z`)
     const note =
       "up-gemini: answered nothing, twice (sent again once); billed 900 input tokens for what the client never got (its request's answer is in the row of up-gemini/gemini-2.5-pro)"
-    logs.append(
-      entry({
-        entrance: 'gemini',
-        time: at('12:00:02'),
-        requestId: null,
-        provider: 'up-gemini',
-        model: 'gemini-2.5-pro',
-        inputTokens: 900,
-        error: note,
-      }),
-    )
-    logs.append(
-      entry({
-        entrance: 'gemini',
-        time: at('12:00:03'),
-        requestId: 'g-answer',
-        model: 'gemini-2.5-pro',
-        inputTokens: 7,
-      }),
-    )
-    logs.flush()
+    appendTryAndAnswer(logs, {error: note})
     logs.close()
     // (the database as a gateway of before the column left it)
     const path = join(home.home, 'logs.db')
