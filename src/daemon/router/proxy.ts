@@ -444,7 +444,10 @@ function pause(ms: number, clientGone: ClientGone, sleep?: (ms: number) => Promi
       clientGone.removeListener('abort', gone)
       resolve(!clientGone.aborted)
     }
-    clientGone.once('abort', gone)
+    // (a held request, not streamed (Codex's compaction): its listeners are told only when it is
+    // given up, the leaving itself through `onLeft`; no relay reads meanwhile)
+    if (clientGone.held) clientGone.onLeft(gone)
+    else clientGone.once('abort', gone)
     if (sleep) void sleep(ms).then(done, done)
     else timer = setTimeout(done, ms)
   })
