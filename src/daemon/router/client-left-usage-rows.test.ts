@@ -36,7 +36,7 @@ const BILLED_ROW = {status: 499, error: 'client closed the connection', inputTok
  * What the upstream does: `late` answers 300 ms after the request (headers and all); `split` sends
  * its headers and the first half of the body at once, the rest 300 ms later; `never` sends nothing.
  */
-let mode: 'late' | 'split' | 'never' = 'late'
+let mode: 'late' | 'split' | 'never' | 'refuse' = 'late'
 /** Called when the upstream got a request, and when it sent its headers. */
 let received: () => void = () => undefined
 let headersSent: () => void = () => undefined
@@ -87,6 +87,13 @@ beforeAll(async () => {
           res.writeHead(200, {'content-type': streamed ? 'text/event-stream' : 'application/json'})
           headersSent()
           res.end(streamed ? STREAM : ANSWER)
+        }, 300),
+      )
+    if (mode === 'refuse')
+      timers.push(
+        setTimeout(() => {
+          res.writeHead(400, {'content-type': 'application/json'})
+          res.end(JSON.stringify({error: {message: 'bad field', type: 'invalid_request_error'}}))
         }, 300),
       )
     if (mode === 'split') {
@@ -186,6 +193,15 @@ describe('a request not streamed whose client left: the 499 row holds the usage 
     await upstreamClosed
     expect(row).toMatchObject({status: 499, inputTokens: 0, outputTokens: 0})
     expect(cutOff).toBe(true)
+  })
+})
+
+describe('a request not streamed whose client left before an error answer', () => {
+  it.each(['chat', 'messages'] as const)('%s entrance: a 499 row that says so', async (entrance) => {
+    mode = 'refuse'
+    const row = await leave(entrance, 'before')
+    expect(row.status).toBe(499)
+    expect(row.error).toMatch(/^client closed the connection/)
   })
 })
 

@@ -522,6 +522,8 @@ export async function proxyRequest(
     clientAborted: false,
     attempts,
   }
+  /** The client left before the answer's headers went out. */
+  let leftEarly = false
   /** What a refusal of the upstream changed in this request (adaptations.ts), for its log row. */
   const adapted: string[] = []
   /**
@@ -556,6 +558,15 @@ export async function proxyRequest(
   }
   const finish = (): ProxyResult => {
     result.latencyMs = performance.now() - started
+    // a request not streamed whose client left before any answer went on (ClientGone): an answer
+    // that was no success (an error answer, read with nobody to send it to) is a 499 row as any
+    // client's leaving before an answer is, with the upstream's words after it
+    if (leftEarly && result.status !== 499 && !prepared.stream) {
+      result.error = result.error
+        ? `client closed the connection; ${result.error}`
+        : 'client closed the connection'
+      result.status = 499
+    }
     // The row's tokens count under its provider and model (the hourly roll-up, `gwctl usage`, the
     // cost estimate at that model's prices): an unseen answer's go into its usage only when the
     // same provider and model are the row's (a resend's answer, a 5xx after it with none after);
@@ -586,6 +597,7 @@ export async function proxyRequest(
   const onClose = (): void => {
     if (!res.writableFinished) {
       result.clientAborted = true
+      leftEarly = !res.headersSent
       clientGone.abort(new Error('client closed the connection'))
     }
   }
