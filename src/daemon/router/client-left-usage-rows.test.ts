@@ -36,7 +36,7 @@ const BILLED_ROW = {status: 499, error: 'client closed the connection', inputTok
  * What the upstream does: `late` answers 300 ms after the request (headers and all); `split` sends
  * its headers and the first half of the body at once, the rest 300 ms later; `never` sends nothing.
  */
-let mode: 'late' | 'split' | 'never' | 'refuse' = 'late'
+let mode: 'late' | 'split' | 'never' | 'refuse' | 'large' = 'late'
 /** Called when the upstream got a request, and when it sent its headers. */
 let received: () => void = () => undefined
 let headersSent: () => void = () => undefined
@@ -89,6 +89,19 @@ beforeAll(async () => {
           res.end(streamed ? STREAM : ANSWER)
         }, 300),
       )
+    if (mode === 'large') {
+      // 30 MB of JSON (a long string), in 64 KB writes as the gateway reads them
+      res.writeHead(200, {'content-type': 'application/json'})
+      res.write('{"id":"chatcmpl-1","object":"chat.completion","model":"m","pad":"')
+      headersSent()
+      const piece = 'a'.repeat(64 * 1024)
+      let left = 30 * 16
+      const write = (): void => {
+        while (left-- > 0) if (!res.write(piece)) return void res.once('drain', write)
+        res.end(`",${CHAT_ANSWER_BILLED.slice(1)}`)
+      }
+      write()
+    }
     if (mode === 'refuse')
       timers.push(
         setTimeout(() => {
@@ -194,6 +207,16 @@ describe('a request not streamed whose client left: the 499 row holds the usage 
     expect(row).toMatchObject({status: 499, inputTokens: 0, outputTokens: 0})
     expect(cutOff).toBe(true)
   })
+})
+
+describe('a translated answer not streamed whose client left, larger than is read on', () => {
+  it('is given up past the 16 MB the usage tap keeps: a 499 row without usage', async () => {
+    mode = 'large'
+    const row = await leave('messages', 'after')
+    await upstreamClosed
+    expect(cutOff).toBe(true)
+    expect(row).toMatchObject({status: 499, error: 'client closed the connection', inputTokens: 0})
+  }, 20_000)
 })
 
 describe('a request not streamed whose client left before an error answer', () => {
