@@ -5,18 +5,16 @@
  * they were in the answer's row's note only), with the status Gemini answered (review72 #3). Through the Router into logs.db, with a scripted
  * Gemini upstream that answers nothing and a chat upstream that answers.
  */
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {tempHome} from '../../../test/helpers/cli.js'
+import {json, runCli, tempHome} from '../../../test/helpers/cli.js'
 import {LogStore} from '../../store/log-store.js'
 import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
 import {providerHealth} from '../../ui/app/model-routes.js'
 import {Router} from './index.js'
 import type {Upstream} from './proxy-fixture.js'
-import {startUpstream} from './proxy-fixture.js'
+import {serveRouter, startUpstream} from './proxy-fixture.js'
 
 /** Gemini's empty answer (STOP, no part), whose prompt Google bills. */
 const EMPTY = {
@@ -69,30 +67,9 @@ beforeAll(async () => {
     breaker: {failureThreshold: 5, cooldownMs: 30_000},
     timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
   }
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    await router.route(
-      {
-        family: 'messages',
-        method: req.method!,
-        url: req.url!,
-        headers: req.headers,
-        body: Buffer.concat(chunks),
-        policy,
-        providers,
-        identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
-      },
-      res,
-    )
-  })
-  server.listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return () => {
-    server.closeAllConnections()
-    server.close()
-  }
+  const served = await serveRouter(router, () => ({family: 'messages', policy, providers}))
+  url = served.origin
+  return served.close
 })
 
 afterAll(async () => {
@@ -138,11 +115,39 @@ describe("a billed try of another provider than the answer's", () => {
       /twice \(sent again once\); billed 1800 input tokens for what the client never got/,
     )
     expect(tried!.error).toContain('in the row of deepseek/deepseek-chat')
-    // `gwctl usage --by provider`: each provider's tokens on its own line
+    // the try's row is marked as one by a flag (data, not its note's words: `usage reconcile`
+    // leaves such rows out by it)
+    expect(tried!.billedTry).toBe(true)
+    expect(answer!.billedTry).toBeUndefined()
+    // `gwctl usage --by provider`: each provider's tokens on its own line; the try is spend, not a
+    // request the agent made (its request is the answer's row)
     const byProvider = store.usage({pivot: 'provider'})
     // (and Gemini's empty 200 is no error there, nor a 5xx in the app's provider health)
-    expect(byProvider.find((u) => u.key === 'up-gemini')).toMatchObject({inputTokens: 1800, errors: 0})
+    expect(byProvider.find((u) => u.key === 'up-gemini')).toMatchObject({
+      inputTokens: 1800,
+      errors: 0,
+      requests: 0,
+    })
     expect(providerHealth(rows, Date.now()).get('up-gemini')?.errors ?? 0).toBe(0)
-    expect(byProvider.find((u) => u.key === 'deepseek')).toMatchObject({inputTokens: 700, outputTokens: 9})
+    expect(byProvider.find((u) => u.key === 'deepseek')).toMatchObject({
+      inputTokens: 700,
+      outputTokens: 9,
+      requests: 1,
+    })
+  })
+
+  it('`gwctl usage --json` counts one request, and the tokens of both', async () => {
+    store.flush()
+    const run = (args: string[]) => runCli(['usage', ...args, '--json'], {home: home.home})
+    const byProvider = json<{rows: Array<{key: string; requests: number; inputTokens: number}>}>(
+      await run(['--pivot', 'provider']),
+    )
+    expect(byProvider.rows.find((r) => r.key === 'up-gemini')).toMatchObject({requests: 0, inputTokens: 1800})
+    expect(byProvider.rows.find((r) => r.key === 'deepseek')).toMatchObject({requests: 1, inputTokens: 700})
+    // (the rows themselves, which `--pivot tool` reads, not the hourly roll-up: the same counts)
+    const byTool = json<{totals: {requests: number; errors: number; inputTokens: number}}>(
+      await run(['--pivot', 'tool']),
+    )
+    expect(byTool.totals).toMatchObject({requests: 1, errors: 0, inputTokens: 2500})
   })
 })

@@ -7,7 +7,8 @@ import type {IncomingHttpHeaders, IncomingMessage, Server, ServerResponse} from 
 import {createServer} from 'node:http'
 import type {AddressInfo, Socket} from 'node:net'
 
-import type {Family, TimeoutSettings} from '../../store/schema.js'
+import type {Family, PolicyConfig, ProviderConfig, TimeoutSettings} from '../../store/schema.js'
+import type {Router} from './index.js'
 import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
 import type {ProxyOptions, ProxyResult, ProxyTarget} from './proxy.js'
 import {proxyRequest, UpstreamPools} from './proxy.js'
@@ -199,6 +200,39 @@ export const CHAT_ANSWER = JSON.stringify({
   model: 'm',
   choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
 })
+
+/** {@link CHAT_ANSWER} with the usage its upstream bills (1200 input, 40 output tokens). */
+export const CHAT_ANSWER_BILLED = JSON.stringify({
+  ...(JSON.parse(CHAT_ANSWER) as object),
+  usage: {prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240},
+})
+
+/**
+ * Serves `router` on 127.0.0.1 (a free port) as the daemon's server does: each request routed with
+ * the family, policy and providers `route` gives it, as agent `agent-1` of policy `p`. Its origin,
+ * and what closes it.
+ */
+export async function serveRouter(
+  router: Router,
+  route: (req: IncomingMessage) => {family: Family; policy: PolicyConfig; providers: ProviderConfig[]},
+): Promise<Upstream> {
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req)
+    await router.route(
+      {
+        ...route(req),
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body,
+        identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
+      },
+      res,
+    )
+  })
+  const origin = await listen(server)
+  return {origin, close: () => shut(server)}
+}
 
 /** What the gateway does with a request: the policy's part of `proxyRequest`'s options. */
 export interface GatewayRoute {

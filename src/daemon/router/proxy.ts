@@ -12,7 +12,8 @@
  *   again to the same target after the short wait the upstream states (./rate-limit.ts).
  * - The gateway key never leaves: every credential header and `?key=` are dropped and the
  *   provider's credential is set in its protocol's form. Only protocol headers are forwarded.
- * - A client disconnect aborts the upstream request at once.
+ * - A client disconnect aborts a stream's upstream request at once; a request not streamed goes on
+ *   (within the idle timeout) for the usage its upstream bills (ClientGone).
  *
  * The pieces live next to this file: target selection (targets.ts), body reading
  * (request-body.ts), header rewriting (headers.ts), the streaming relay (relay.ts), error shaping
@@ -282,11 +283,29 @@ const RESET_BODY_BYTES = 1024 * 1024
  * an EventEmitter, costs more per request to create and to subscribe to, and this one is created
  * for every proxied request. It holds the listeners of the requests of one proxied request (one
  * at a time, but a failed try's may still be subscribed when the next try subscribes).
+ *
+ * A request not streamed is held ({@link holdFor}): the upstream bills the whole answer whether
+ * or not anyone reads it (it generates it before it sends a byte), so the client's leaving, before
+ * the upstream's headers or during its answer, no longer aborts the request under way: it goes on,
+ * and its answer is read to its end for the usage on the row (relay.ts, translated.ts), for the
+ * idle timeout counted from the leaving at most; then, or at the pools' close, it is given up (its
+ * listeners told). `aborted` is set at the leaving all the same: nothing new is sent (no other
+ * target, no retry). A stream is aborted at once, as the vendors stop generating a stream whose
+ * reader left (docs/USAGE-WINDOWS.md).
  */
 class ClientGone {
   aborted = false
   reason: unknown = undefined
   private listeners: Array<() => void> | undefined = undefined
+  /** How long a held request may go on after the client left (ms); undefined: not held. */
+  private holdMs: number | undefined = undefined
+  /** Where the pools' close finds {@link giveUp} while a held request goes on. */
+  private stops: Set<() => void> | undefined = undefined
+  private deadline: NodeJS.Timeout | undefined = undefined
+  /** Told once when the client leaves a held request (relay.ts: the body resumed). */
+  private left: (() => void) | undefined = undefined
+  /** Ends a held request the client left (made at its leaving). */
+  private giveUp: (() => void) | undefined = undefined
 
   // what undici checks a signal for (`typeof signal.on === 'function'`)
   on(_event: 'abort', listener: () => void): this {
@@ -307,17 +326,65 @@ class ClientGone {
   }
 
   /**
-   * The client's leaving no longer aborts the upstream request under way (its listeners, undici's,
-   * are let go): `listener` is told instead (a JSON answer read to its end for its usage: relay.ts).
+   * Holds the upstream requests of a request not streamed: the client's leaving gives them up
+   * only `ms` later, or when the pools close (`stops`: their `readingOn`).
    */
-  tellInstead(listener: () => void): void {
-    this.listeners = [listener]
+  holdFor(ms: number, stops: Set<() => void>): void {
+    this.holdMs = ms
+    this.stops = stops
+  }
+
+  /** Whether the upstream request goes on after the client's leaving (or went on past it, still). */
+  get held(): boolean {
+    return this.holdMs !== undefined
+  }
+
+  /** `listener` is told when the client leaves a held request (once; a later call replaces it). */
+  onLeft(listener: () => void): void {
+    this.left = listener
+  }
+
+  /**
+   * The request is held no longer: an answer not read on (a stream, an answer that failed) is
+   * given up at the client's leaving, at once if it left already.
+   */
+  letGo(): void {
+    if (this.holdMs === undefined) return
+    this.unhold()
+    if (this.aborted) this.tell()
+  }
+
+  /** The request ended: nothing held, no timer left (the listeners are not told). */
+  settle(): void {
+    if (this.holdMs !== undefined) this.unhold()
   }
 
   abort(reason: unknown): void {
     if (this.aborted) return
     this.aborted = true
     this.reason = reason
+    if (this.holdMs !== undefined) {
+      const giveUp = (this.giveUp = () => this.letGo())
+      this.deadline = setTimeout(giveUp, this.holdMs)
+      this.deadline.unref()
+      this.stops!.add(giveUp)
+      this.left?.()
+      return
+    }
+    this.tell()
+  }
+
+  private unhold(): void {
+    this.holdMs = undefined
+    this.left = undefined
+    if (this.giveUp) {
+      clearTimeout(this.deadline)
+      this.stops!.delete(this.giveUp)
+      this.giveUp = undefined
+    }
+  }
+
+  private tell(): void {
     const listeners = this.listeners
     this.listeners = undefined
     if (listeners) for (const listener of listeners) listener()
@@ -351,7 +418,8 @@ function unseenNote(
 
 /**
  * The `error` of a billed try's own row: why the client never got it, and whose row has its answer.
- * (`usage reconcile` knows such a row by its words: store/reconcile-query.ts `BILLED_TRY_ROW`.)
+ * (The row is marked as a billed try by its `billed_try` flag, not by these words: log-entry.ts;
+ * rows written before the flag are known by them once: store/usage-sql.ts `BILLED_TRY_NOTE`.)
  */
 function billedTryError(
   why: string | undefined,
@@ -378,7 +446,10 @@ function pause(ms: number, clientGone: ClientGone, sleep?: (ms: number) => Promi
       clientGone.removeListener('abort', gone)
       resolve(!clientGone.aborted)
     }
-    clientGone.once('abort', gone)
+    // (a held request, not streamed (Codex's compaction): its listeners are told only when it is
+    // given up, the leaving itself through `onLeft`; no relay reads meanwhile)
+    if (clientGone.held) clientGone.onLeft(gone)
+    else clientGone.once('abort', gone)
     if (sleep) void sleep(ms).then(done, done)
     else timer = setTimeout(done, ms)
   })
@@ -456,6 +527,8 @@ export async function proxyRequest(
     clientAborted: false,
     attempts,
   }
+  /** The client left before the answer's headers went out. */
+  let leftEarly = false
   /** What a refusal of the upstream changed in this request (adaptations.ts), for its log row. */
   const adapted: string[] = []
   /**
@@ -490,6 +563,15 @@ export async function proxyRequest(
   }
   const finish = (): ProxyResult => {
     result.latencyMs = performance.now() - started
+    // a request not streamed whose client left before any answer went on (ClientGone): an answer
+    // that was no success (an error answer, read with nobody to send it to) is a 499 row as any
+    // client's leaving before an answer is, with the upstream's words after it
+    if (leftEarly && result.status !== 499 && !prepared.stream) {
+      result.error = result.error
+        ? `client closed the connection; ${result.error}`
+        : 'client closed the connection'
+      result.status = 499
+    }
     // The row's tokens count under its provider and model (the hourly roll-up, `gwctl usage`, the
     // cost estimate at that model's prices): an unseen answer's go into its usage only when the
     // same provider and model are the row's (a resend's answer, a 5xx after it with none after);
@@ -520,6 +602,7 @@ export async function proxyRequest(
   const onClose = (): void => {
     if (!res.writableFinished) {
       result.clientAborted = true
+      leftEarly = !res.headersSent
       clientGone.abort(new Error('client closed the connection'))
     }
   }
@@ -527,6 +610,8 @@ export async function proxyRequest(
   res.on('close', onClose)
   const onSignal = (): void => clientGone.abort(options.signal?.reason)
   options.signal?.addEventListener('abort', onSignal, {once: true})
+  // (a request not streamed goes on after its client left, for its usage: ClientGone)
+  if (!prepared.stream) clientGone.holdFor(options.timeouts.idleMs, pools.readingOn)
   const relayContext: RelayContext = {
     res,
     family,
@@ -535,7 +620,6 @@ export async function proxyRequest(
     addedUsage: prepared.addedUsage,
     timeouts: options.timeouts,
     clientGone,
-    readingOn: pools.readingOn,
   }
 
   const targets = options.targets
@@ -686,6 +770,7 @@ export async function proxyRequest(
   } finally {
     res.off('close', onClose)
     options.signal?.removeEventListener('abort', onSignal)
+    clientGone.settle()
   }
 
   /**

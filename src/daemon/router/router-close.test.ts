@@ -5,8 +5,6 @@
  * lost every queued row (review72 #2). Through the Router into logs.db, with an upstream that sends
  * its headers and its body 3 s later.
  */
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
@@ -14,16 +12,9 @@ import {tempHome} from '../../../test/helpers/cli.js'
 import {LogStore} from '../../store/log-store.js'
 import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
 import {Router} from './index.js'
-import {startUpstream} from './proxy-fixture.js'
+import {CHAT_ANSWER_BILLED, serveRouter, startUpstream} from './proxy-fixture.js'
 
-const ANSWER = JSON.stringify({
-  id: 'chatcmpl-1',
-  object: 'chat.completion',
-  created: 1,
-  model: 'm',
-  choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
-  usage: {prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240},
-})
+const ANSWER = CHAT_ANSWER_BILLED
 
 const closers: Array<() => unknown> = []
 afterAll(async () => {
@@ -31,83 +22,69 @@ afterAll(async () => {
 })
 
 describe('Router close with a JSON answer read on after its client left', () => {
-  it('ends it at once and writes its row (a 499) before it returns', async () => {
-    const home = tempHome()
-    closers.push(() => home.cleanup())
-    const store = await LogStore.open(join(home.home, 'logs.db'))
-    closers.push(() => store.close())
-    const router = new Router({logStore: store})
-    let headersSent: () => void = () => undefined
-    const upstream = await startUpstream((_req, res) => {
-      res.writeHead(200, {'content-type': 'application/json'})
-      res.flushHeaders()
-      headersSent()
-      const timer = setTimeout(() => res.end(ANSWER), 3_000)
-      res.on('close', () => clearTimeout(timer))
-    })
-    closers.push(() => upstream.close())
-    const providers: ProviderConfig[] = [
-      {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
-    ]
-    const policy: PolicyConfig = {
-      id: 'p',
-      routes: {chat: [{provider: 'up', model: 'm'}]},
-      fallbacks: true,
-      breaker: {failureThreshold: 5, cooldownMs: 30_000},
-      timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 5_000},
-    }
-    const server = createServer(async (req, res) => {
-      const chunks: Buffer[] = []
-      for await (const chunk of req) chunks.push(chunk as Buffer)
-      await router.route(
-        {
-          family: 'chat',
-          method: req.method!,
-          url: req.url!,
-          headers: req.headers,
-          body: Buffer.concat(chunks),
-          policy,
-          providers,
-          identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
-        },
-        res,
-      )
-    })
-    server.listen(0, '127.0.0.1')
-    await new Promise((resolve) => server.once('listening', resolve))
-    closers.push(() => {
-      server.closeAllConnections()
-      server.close()
-    })
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  // (a client gone before the upstream's headers: its request held, not aborted, since stop 60)
+  it.each(['after', 'before'])(
+    'the client gone %s the headers: ends it at once and writes its row (a 499) before it returns',
+    async (when) => {
+      const home = tempHome()
+      closers.push(() => home.cleanup())
+      const store = await LogStore.open(join(home.home, 'logs.db'))
+      closers.push(() => store.close())
+      const router = new Router({logStore: store})
+      let headersSent: () => void = () => undefined
+      const upstream = await startUpstream((_req, res) => {
+        if (when === 'after') {
+          res.writeHead(200, {'content-type': 'application/json'})
+          res.flushHeaders()
+        }
+        headersSent()
+        const timer = setTimeout(() => res.end(ANSWER), 3_000)
+        res.on('close', () => clearTimeout(timer))
+      })
+      closers.push(() => upstream.close())
+      const providers: ProviderConfig[] = [
+        {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
+      ]
+      const policy: PolicyConfig = {
+        id: 'p',
+        routes: {chat: [{provider: 'up', model: 'm'}]},
+        fallbacks: true,
+        breaker: {failureThreshold: 5, cooldownMs: 30_000},
+        timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 5_000},
+      }
+      const served = await serveRouter(router, () => ({family: 'chat', policy, providers}))
+      closers.push(served.close)
+      const url = served.origin
 
-    // the client leaves once the upstream has sent its headers
-    const sent = new Promise<void>((resolve) => (headersSent = resolve))
-    const controller = new AbortController()
-    const answer = fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json'},
-      body: JSON.stringify({model: 'm', messages: [{role: 'user', content: 'hi'}]}),
-      signal: controller.signal,
-    }).catch(() => undefined)
-    await sent
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    controller.abort()
-    await answer
-    await new Promise((resolve) => setTimeout(resolve, 50))
+      // the client leaves once the upstream has sent its headers (or got the request)
+      const sent = new Promise<void>((resolve) => (headersSent = resolve))
+      const controller = new AbortController()
+      const answer = fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify({model: 'm', messages: [{role: 'user', content: 'hi'}]}),
+        signal: controller.signal,
+      }).catch(() => undefined)
+      await sent
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      controller.abort()
+      await answer
+      await new Promise((resolve) => setTimeout(resolve, 50))
 
-    // the daemon's stop: the server has let its clients go, then router.close(), then the rows
-    const started = performance.now()
-    await router.close()
-    expect(performance.now() - started).toBeLessThan(1_000)
-    store.flush()
-    const rows = store.queryLogs()
-    expect(rows).toHaveLength(1)
-    expect(rows[0]).toMatchObject({
-      provider: 'up',
-      model: 'm',
-      status: 499,
-      error: 'client closed the connection',
-    })
-  }, 10_000)
+      // the daemon's stop: the server has let its clients go, then router.close(), then the rows
+      const started = performance.now()
+      await router.close()
+      expect(performance.now() - started).toBeLessThan(1_000)
+      store.flush()
+      const rows = store.queryLogs()
+      expect(rows).toHaveLength(1)
+      expect(rows[0]).toMatchObject({
+        provider: 'up',
+        model: 'm',
+        status: 499,
+        error: 'client closed the connection',
+      })
+    },
+    10_000,
+  )
 })
