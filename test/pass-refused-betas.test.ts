@@ -15,6 +15,7 @@ const gw = translatedRoutes(
   {
     vertex: ['sim-messages', 'claude-sonnet-4-5+strict-betas'],
     bedrock: ['sim-messages', 'claude-opus-4-5+bedrock-betas'],
+    vertexfast: ['sim-messages', 'claude-opus-4-6+strict-betas'],
   },
   {prefix: 'betas', families: ['messages']},
 )
@@ -30,7 +31,7 @@ const {rows} = gw
 
 const CLAUDE_CODE_BETAS = 'claude-code-20250219,advisor-tool-2026-03-01,interleaved-thinking-2025-05-14'
 
-/** Claude Code's request, as it sends it: its betas in the header (context editing's with its field). */
+/** Claude Code's request, as it sends it: its betas in the header (context editing's and fast mode's with their fields). */
 const post = (id: string, model: string, betas = CLAUDE_CODE_BETAS) =>
   fetch(`${gw.base}/v1/messages`, {
     method: 'POST',
@@ -49,11 +50,14 @@ const post = (id: string, model: string, betas = CLAUDE_CODE_BETAS) =>
       ...(betas.includes('context-management-')
         ? {context_management: {edits: [{type: 'clear_thinking_20251015', keep: 'all'}]}}
         : {}),
+      ...(betas.includes('fast-mode-') ? {speed: 'fast'} : {}),
     }),
   })
 
 /** Claude Code's betas beside its context editing. */
 const WITH_CONTEXT = `${CLAUDE_CODE_BETAS},context-management-2025-06-27`
+/** Claude Code's betas in fast mode (`/fast`, with its `speed`). */
+const FAST = `${CLAUDE_CODE_BETAS},fast-mode-2026-02-01`
 
 describe('anthropic-beta values refused by a host fronting Claude', {timeout: 60_000}, () => {
   it("Anthropic's words name the value: sent again without it, and so from then on", async () => {
@@ -86,22 +90,41 @@ describe('anthropic-beta values refused by a host fronting Claude', {timeout: 60
     expect((await rows('vertex', 2))[1].error).toBeNull()
   })
 
-  it("Bedrock's invalid beta flag names none: sent again without the header, then without context_management", async () => {
+  it("Bedrock's invalid beta flag names none: sent again without the header and the context_management its beta was for", async () => {
     await received()
     expect((await post('bedrock', 'claude-opus-4-5', WITH_CONTEXT)).status).toBe(200)
     const sent = await received()
     expect(sent.map((s) => [s.beta, s.body.context_management !== undefined])).toEqual([
       [WITH_CONTEXT, true],
-      [undefined, true],
       [undefined, false],
     ])
     expect((await rows('bedrock', 1)).map((r) => r.error)).toEqual([
-      'sim-messages refused its anthropic-beta values (invalid beta flag, none named): sent again without the header; sim-messages refused context_management: sent again without it',
+      'sim-messages refused its anthropic-beta values (invalid beta flag, none named): sent again without the header and without context_management (a field of those betas)',
     ])
     // the next turn: one try, neither
     expect((await post('bedrock', 'claude-opus-4-5', WITH_CONTEXT)).status).toBe(200)
     expect((await received()).map((s) => [s.beta, s.body.context_management !== undefined])).toEqual([
       [undefined, false],
+    ])
+  })
+
+  it("a beta named takes the body field that needs it in the same retry (fast mode's speed)", async () => {
+    await received()
+    expect((await post('vertexfast', 'claude-opus-4-6', FAST)).status).toBe(200)
+    const sent = await received()
+    expect(sent.map((s) => [s.beta, s.body.speed])).toEqual([
+      [FAST, 'fast'],
+      [CLAUDE_CODE_BETAS.replace(',advisor-tool-2026-03-01', ''), undefined],
+    ])
+    const {speed: _, ...rest} = sent[0].body
+    expect(sent[1].body).toEqual(rest)
+    expect((await rows('vertexfast', 1)).map((r) => r.error)).toEqual([
+      'sim-messages refused anthropic-beta advisor-tool-2026-03-01, fast-mode-2026-02-01: sent again without them and without speed (a field of those betas)',
+    ])
+    // the next turn: one try, without either
+    expect((await post('vertexfast', 'claude-opus-4-6', FAST)).status).toBe(200)
+    expect((await received()).map((s) => [s.beta, s.body.speed])).toEqual([
+      [CLAUDE_CODE_BETAS.replace(',advisor-tool-2026-03-01', ''), undefined],
     ])
   })
 })

@@ -9,6 +9,7 @@ import {HistoryStore} from '../store/history-store.js'
 import type {GatewayEvent} from '../gateway/events.js'
 import {onGatewayEvent} from './events.js'
 import {scanPeriodMs, startHistoryScanner} from './history-scanner.js'
+import {beginQuietStart, endQuietStart, isQuietStart} from './quiet-start.js'
 
 describe('daemon history scanner', () => {
   let home: {home: string; cleanup: () => void}
@@ -48,6 +49,26 @@ describe('daemon history scanner', () => {
     off()
     await scanner.stop()
     reader.close()
+  })
+
+  it("ends the daemon's quiet start before it reads a history file, not before that", async () => {
+    const env = {HOME: join(home.home, 'user-home')}
+    const dbPath = join(home.home, 'logs.db')
+    expect(beginQuietStart([], '')).toBe(true)
+    try {
+      // no history: a scan that reads nothing leaves TurboFan off
+      const empty = (await startHistoryScanner({dbPath, log: () => {}, env}))!
+      await empty.idle
+      await empty.stop()
+      expect(isQuietStart()).toBe(true)
+      writeFixtureHistory(env.HOME)
+      const scanner = (await startHistoryScanner({dbPath, log: () => {}, env}))!
+      await scanner.idle
+      await scanner.stop()
+      expect(isQuietStart()).toBe(false)
+    } finally {
+      endQuietStart()
+    }
   })
 
   it('takes its period from GWCTL_HISTORY_SCAN_MS; 0 turns it off', async () => {

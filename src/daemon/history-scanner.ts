@@ -8,6 +8,7 @@ import {setImmediate as yieldLoop} from 'node:timers/promises'
 
 import type {HistoryStore} from '../store/history-store.js'
 import {emitGatewayEvent} from './events.js'
+import {endQuietStart} from './quiet-start.js'
 
 export const HISTORY_SCAN_MS = 60_000
 /** The page cache of the daemon's history connection (SQLite's default is 2 MB). */
@@ -53,6 +54,8 @@ export async function startHistoryScanner(options: {
         env: options.env,
         signal: abort.signal,
         betweenFiles: () => yieldLoop(),
+        // a file to parse: work that repeats, for which the daemon wants TurboFan back
+        beforeRead: endQuietStart,
         // file by file, yielding between files: a staged merge would hold the event loop
         staged: false,
         // nor a snapshot rebuild after each scan that read something (see ScanOptions.snapshot)

@@ -26,6 +26,7 @@ import {startHistoryScanner} from './history-scanner.js'
 import {effectivePolicies, effectiveProviders, platformSettings} from '../gateway/effective-providers.js'
 import type {GatewayContext, Route} from './server.js'
 import {listen} from './server.js'
+import {endQuietStartAtFirst} from './quiet-start.js'
 import {installBudgets} from './budgets.js'
 import {Telemetry, otlpConfig} from './telemetry/telemetry.js'
 
@@ -306,7 +307,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
 
     let server
     try {
-      server = await listen(gatewayRoutes(), context, options.port)
+      const routes = gatewayRoutes()
+      // TurboFan back with the first model request, when main.ts started without it
+      endQuietStartAtFirst(routes.filter((route) => !route.management))
+      server = await listen(routes, context, options.port)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'EADDRINUSE') {

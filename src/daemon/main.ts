@@ -10,8 +10,15 @@
  */
 import {readFileSync} from 'node:fs'
 
-import {ExitCode, GwError, fileSystemError} from '../core/errors.js'
-import {runDaemonUntilSignalled} from './lifecycle.js'
+import {beginQuietStart} from './quiet-start.js'
+
+// TurboFan off while the daemon loads and starts (quiet-start.ts): before its modules are even
+// resolved, so they are imported below, not at the top
+beginQuietStart()
+const [{ExitCode, GwError, fileSystemError}, {runDaemonUntilSignalled}] = await Promise.all([
+  import('../core/errors.js'),
+  import('./lifecycle.js'),
+])
 
 /** `--name value` of argv, or undefined. */
 function option(argv: readonly string[], name: string): string | undefined {

@@ -50,6 +50,7 @@ import type {
   Message,
   Part,
   PlacedSystem,
+  PreservedThinking,
   ReasoningSettings,
   Request,
   Response,
@@ -913,6 +914,10 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   if (effort) body.reasoning_effort = chatEffort(model, effort, request.reasoning?.beyond)
   // (a name test only for a request that asked for no thinking)
   if (request.reasoning?.disabled) Object.assign(body, thinkingOffFields(model, ctx?.localServer === true))
+  // (a flag read: set only for a model on a host that drops earlier reasoning unless asked, with
+  // reasoning on, ../daemon/router/proxy.ts; the history looked at only then)
+  else if (ctx?.preservedThinking && request.reasoning)
+    Object.assign(body, preservedThinkingFields(ctx.preservedThinking, body.messages as Json[]))
   if (request.user && request.user.length <= 64) body.user = request.user
   // (a flag read: set only for OpenAI's own API and a request with a key, ../daemon/router/proxy.ts)
   if (ctx?.cacheKeys) Object.assign(body, cacheKeyField(request))
@@ -921,6 +926,38 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
     body.stream_options = {include_usage: true}
   }
   return body
+}
+
+/**
+ * The field that has the host keep the reasoning of the history's assistant turns in the model's
+ * input, where the request sends some back (`reasoning_content`, or `reasoning`): without it the
+ * server drops each earlier turn's reasoning, and the model works out again what it had worked out
+ * (its reasoning also becomes input, cached with the prefix as the rest). Each vendor's own words:
+ * - DashScope: `preserve_thinking: true` ("controls whether prior assistant reasoning_content is
+ *   folded into the model's input", off by default for qwen3.6-plus, qwen3.7-max/-plus and
+ *   kimi-k2.6 there: QwenLM/qwen-code PR #5637, vercel/ai PR #20871 after Alibaba's Chat API
+ *   reference; other models ignore it);
+ * - Z.AI and BigModel: `thinking: {type: "enabled", clear_thinking: false}` (docs.z.ai "Thinking
+ *   Mode": preserved thinking, since GLM-4.7, "disabled by default on the standard API endpoint",
+ *   on by default on the Coding Plan's);
+ * - Moonshot: `thinking: {type: "enabled", keep: "all"}` (kimi-k2.6 only: "`null` (default) or
+ *   omitted: the server ignores `reasoning_content` from historical turns", Moonshot's thinking
+ *   guide as can1357/oh-my-pi PR #1839 quotes it; MoonshotAI/kimi-code PR #1417).
+ * None for a history with no reasoning in it. A server that refuses the field learns to go
+ * without it (../daemon/router/adaptations.ts: `preserve_thinking`, `thinking`).
+ */
+function preservedThinkingFields(host: PreservedThinking, messages: Json[]): Json | undefined {
+  const back = messages.some(
+    (m) =>
+      m.role === 'assistant' &&
+      ((typeof m.reasoning_content === 'string' && m.reasoning_content !== '') ||
+        (typeof m.reasoning === 'string' && m.reasoning !== '')),
+  )
+  if (!back) return undefined
+  if (host === 'dashscope') return {preserve_thinking: true}
+  return {
+    thinking: host === 'zai' ? {type: 'enabled', clear_thinking: false} : {type: 'enabled', keep: 'all'},
+  }
 }
 
 /**

@@ -16,7 +16,7 @@ import type {
   Usage,
   WebSearchPart,
 } from './ir.js'
-import {wrapOpaque} from './ir.js'
+import {wrapReasoning} from './ir.js'
 import {
   answerPart,
   callSignature,
@@ -326,10 +326,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
         const {signature, redacted, encrypted} = event
         if (part)
           Object.assign(part, signature && {signature}, redacted && {redacted}, encrypted && {encrypted})
-        const opaque = signature ?? encrypted ?? redacted
-        return opaque
-          ? this.chunk([{text: '', thought: true, thoughtSignature: wrapOpaque('gemini', opaque)}])
-          : ''
+        const wrapped = wrapReasoning('gemini', event)
+        return wrapped ? this.chunk([{text: '', thought: true, thoughtSignature: wrapped}]) : ''
       }
       case 'tool_args_delta': {
         const call = this.calls.get(event.index)

@@ -22,7 +22,7 @@ import type {
   ToolResultPart,
   WebSearchTool,
 } from './ir.js'
-import {omittedFileText, searchesOf, TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
+import {omittedFileText, searchesOf, TranslationError, unwrapReasoning, wrapReasoning} from './ir.js'
 import {GeminiStreamDecoder, GeminiStreamEncoder} from './gemini-stream.js'
 import {argsObject, budgetWithin, topKOf} from './cm-common.js'
 import type {ImageNotes} from './images.js'
@@ -113,7 +113,17 @@ function decodeRequest(
     let thought: ReasoningPart | undefined
     for (const p of partsOf(content)) {
       if (!isObject(p)) continue
-      const sig = str(p.thoughtSignature) ? unwrapOpaque('gemini', p.thoughtSignature as string) : undefined
+      const opaque = str(p.thoughtSignature)
+        ? unwrapReasoning('gemini', p.thoughtSignature as string)
+        : undefined
+      const sig = opaque?.signature
+      if (opaque?.redacted) {
+        // Anthropic's redacted thinking (the gateway's own thought part of no text): a part of its
+        // own, where it was, joined to no thought before or after it
+        parts.push({type: 'reasoning', text: '', redacted: opaque.redacted})
+        thought = undefined
+        if (p.thought === true && !p.text) continue
+      }
       if (typeof p.text === 'string' && p.thought === true) {
         if (thought && !(thought.signature && sig)) {
           thought.text += p.text
@@ -440,6 +450,60 @@ function gemmaLevel(model: string, r: ReasoningSettings): 'MINIMAL' | 'HIGH' | u
 }
 
 /**
+ * Whether the model thinks at a `thinkingLevel` by its name: Gemini 3 and later (`gemini-3-flash-preview`,
+ * `gemini-3.1-pro-preview`, `gemini-3.8-flash`), as Google's thinking guide says ("thinking levels
+ * (Gemini 3 and later models) or thinking budgets (Gemini 2.5 models)"). A budget it takes for
+ * backwards compatibility only, and its thinking does not follow it (router-for-me/CLIProxyAPI
+ * #353: the model thinks at its default, high); a level and a budget together Google refuses ("You
+ * can only set only one of thinking budget and thinking level.", sterlp/eclipse-peon-ai #115). Any
+ * other name (Gemini 2.5, an alias such as `gemini-flash-latest`) keeps its budget.
+ */
+export const takesThinkingLevel = (model: string): boolean =>
+  /^(?:models\/)?gemini-(?:[3-9]|\d{2,})/.test(model)
+
+/** Gemini 3's thinking levels, the least first. */
+const GEMINI_LEVELS = ['minimal', 'low', 'medium', 'high'] as const
+
+/**
+ * The effort a thinking budget stands for on Gemini 3's levels: the level whose budget
+ * ({@link BUDGETS}) is nearest, on a scale of ratios (512 and 1 024 tokens are as far apart as 8 192
+ * and 16 384); none for Gemini's dynamic -1.
+ */
+function budgetEffort(budget: number): Effort | undefined {
+  if (budget <= 0) return undefined
+  let best: Effort = 'minimal'
+  for (const level of GEMINI_LEVELS)
+    if (Math.abs(Math.log(budget / BUDGETS[level])) < Math.abs(Math.log(budget / BUDGETS[best]))) best = level
+  return best
+}
+
+/**
+ * A Gemini 3 model's `thinkingLevel` for the client's reasoning: its effort (`xhigh` and `max` as
+ * `high`, the most there is), else its budget's nearest level ({@link budgetEffort}), thinking off as
+ * the least level the model takes (none stops its thinking); none for a request that names neither.
+ * Held to the levels each model takes, by Google's thinking-levels table: Pro takes no `MINIMAL`
+ * (it cannot stop thinking: `LOW`), nor does Flash from 3.7 on (`gemini-3.7-flash`,
+ * `gemini-3.8-flash`: "Thinking level MINIMAL is not supported for this model.", theJayTea/
+ * WritingTools #282, earendil-works/pi #9455; Flash-Lite takes it); Gemini 3 Pro takes no `MEDIUM`
+ * (egoist/chatwise-releases #1206; 3.1 Pro does): `HIGH`, the next up. A level another model
+ * refuses is learned (adaptations.ts: `thinkingLevels`, the next level up).
+ */
+function gemini3Level(model: string, r: ReasoningSettings): string | undefined {
+  let effort = r.disabled
+    ? 'minimal'
+    : (r.effort ?? (r.budgetTokens === undefined ? undefined : budgetEffort(r.budgetTokens)))
+  if (effort === undefined) return undefined
+  const name = model.replace(/^models\//, '')
+  const [, major, minor] = /^gemini-(\d+)(?:\.(\d+))?/.exec(name) ?? []
+  const pro = /-pro\b/.test(name)
+  const laterFlash =
+    /-flash\b/.test(name) && !/-lite\b/.test(name) && (Number(major) > 3 || Number(minor ?? 0) >= 7)
+  if (effort === 'minimal' && (pro || laterFlash)) effort = 'low'
+  if (effort === 'medium' && pro && major === '3' && minor === undefined) effort = 'high'
+  return effort.toUpperCase()
+}
+
+/**
  * Whether the upstream model takes the images and documents of a function's result inside its
  * `functionResponse` (`parts`, "multimodal function responses"): Gemini 3 and later, dotted names
  * too (`gemini-3.8-flash`), as Gemini CLI decides it. Gemini 2.5 on Vertex refuses them there
@@ -701,6 +765,10 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
       // (no budget: the model decides how much it thinks, Gemma 4 at the level asked)
       const level = gemmaLevel(model, r)
       if (level) thinking.thinkingLevel = level
+    } else if (takesThinkingLevel(model)) {
+      // (Gemini 3 and later: a level, never a budget beside it)
+      const level = gemini3Level(model, r)
+      if (level) thinking.thinkingLevel = level
     } else if (r.disabled) thinking.thinkingBudget = 0
     else {
       const budget = r.budgetTokens ?? (r.effort ? BUDGETS[r.effort] : undefined)
@@ -761,13 +829,9 @@ export function clientParts(parts: Part[], ctx?: CodecContext): Body[] {
     if (part.type === 'text') out.push({text: part.text})
     else if (part.type === 'reasoning') {
       reasoning.push(part)
-      const opaque = part.signature ?? part.encrypted ?? part.redacted
-      if (part.text || opaque)
-        out.push({
-          text: part.text,
-          thought: true,
-          ...(opaque && {thoughtSignature: wrapOpaque('gemini', opaque)}),
-        })
+      const signature = wrapReasoning('gemini', part)
+      if (part.text || signature)
+        out.push({text: part.text, thought: true, ...(signature && {thoughtSignature: signature})})
     } else if (part.type === 'tool_call') {
       if (hasForeignOpaque(reasoning, 'gemini')) ctx?.carry?.set(part.id, [...reasoning])
       out.push({

@@ -376,6 +376,9 @@ export type ResponseFormat =
 
 export type Effort = 'minimal' | 'low' | 'medium' | 'high'
 
+/** How a chat host keeps the reasoning of earlier turns when asked (CodecContext `preservedThinking`). */
+export type PreservedThinking = 'dashscope' | 'zai' | 'moonshot'
+
 export type Verbosity = 'low' | 'medium' | 'high'
 
 /** A client's verbosity, when it is one OpenAI names. */
@@ -683,6 +686,25 @@ export class TranslationError extends Error {
   }
 }
 
+/**
+ * A Responses request that names state only the Responses server that made it holds or reads: a
+ * `previous_response_id`, an `item_reference` to an item gwctl did not mint (OpenAI's, from an
+ * answer passed through), remote compaction and its `compaction` items (OpenAI's ciphertext). No
+ * translated target can take it, nor a Responses one whose tools gwctl makes plain: the router
+ * skips them for a Responses target passed through as it came, and refuses it (400, this message)
+ * only where the route has none. `named` says what it named, for the log row of a request that
+ * went on to such a target.
+ */
+export class ServerStateError extends TranslationError {
+  constructor(
+    message: string,
+    readonly named: string,
+  ) {
+    super(message)
+    this.name = 'ServerStateError'
+  }
+}
+
 /** Reasoning and signatures kept across turns for clients whose protocol cannot carry them. */
 export interface CarryStore {
   get(key: string): Part[] | undefined
@@ -701,6 +723,8 @@ export interface ItemStore {
   get(id: string): Part[] | undefined
   /** `bytes`: about how much `parts` hold (the encoder's estimate: nothing is serialised to measure them). */
   set(id: string, parts: Part[], bytes: number): void
+  /** How many items it holds (none: no body passed through can name one of them). */
+  readonly size: number
 }
 
 /**
@@ -789,6 +813,15 @@ export interface CodecContext {
    * `addDashScopeCacheControl`).
    */
   qwenCacheMarks?: boolean
+  /**
+   * Chat upstreams: a model on a host that leaves the reasoning of earlier assistant turns out of
+   * its input unless asked to keep it (../daemon/router/plain-tools.ts `preservedThinkingOf`), for
+   * a request with reasoning on: `dashscope`, Alibaba's `preserve_thinking: true` (Qwen3.6 on,
+   * Kimi K2.6 there); `zai`, Z.AI's and BigModel's `thinking.clear_thinking: false` (GLM-4.7, GLM-5);
+   * `moonshot`, Moonshot's `thinking.keep: "all"` (Kimi K2.6). Sent only with reasoning going back
+   * (chat.ts `preservedThinkingFields`).
+   */
+  preservedThinking?: PreservedThinking
   /**
    * Gemini upstreams: where the images and documents of a function's result go, learned from a
    * refusal of the other layout (daemon/router/adaptations.ts), over what the model's name says
@@ -950,28 +983,74 @@ export function defaultMaxTokens(model: string): number {
 }
 
 const WRAP = 'gwx1.'
+/**
+ * After the family in the wrap of Anthropic's redacted thinking (`gwx1.messages+redacted.<data>`),
+ * so that it comes back as redacted, not as a signature: a reasoning item's `encrypted_content`
+ * and a Gemini `thoughtSignature` are one string for either. A wrap without it (every one written
+ * before stop 60) reads as before.
+ */
+const REDACTED = '+redacted'
+
+const FAMILIES: ReadonlySet<string> = new Set<Family>(['chat', 'responses', 'messages', 'gemini'])
 
 /**
  * The string a client of `clientFamily` is given for `opaque`: the vendor's own value when the
  * client speaks that vendor's protocol (a client going straight to the vendor later still works),
- * else `gwx1.<family>.<value>`, which only gwctl reads back.
+ * else `gwx1.<family>.<value>`, which only gwctl reads back (`gwx1.<family>+redacted.<value>` for
+ * `redacted` thinking).
  */
-export function wrapOpaque(clientFamily: Family, opaque: Opaque): string {
-  return opaque.family === clientFamily ? opaque.value : `${WRAP}${opaque.family}.${opaque.value}`
+export function wrapOpaque(clientFamily: Family, opaque: Opaque, redacted = false): string {
+  return opaque.family === clientFamily
+    ? opaque.value
+    : `${WRAP}${opaque.family}${redacted ? REDACTED : ''}.${opaque.value}`
+}
+
+/**
+ * The one string a client of `clientFamily` is given for a reasoning part's opaque state (a
+ * Responses `encrypted_content`, a Gemini `thoughtSignature`), redacted thinking marked as such;
+ * undefined when it has none.
+ */
+export function wrapReasoning(
+  clientFamily: Family,
+  part: Pick<ReasoningPart, 'signature' | 'encrypted' | 'redacted'>,
+): string | undefined {
+  const opaque = part.signature ?? part.encrypted
+  if (opaque) return wrapOpaque(clientFamily, opaque)
+  return part.redacted && wrapOpaque(clientFamily, part.redacted, true)
 }
 
 /** The inverse of {@link wrapOpaque}: a string a client of `clientFamily` sent back. */
 export function unwrapOpaque(clientFamily: Family, value: string): Opaque {
+  return unwrapped(clientFamily, value)[0]
+}
+
+/**
+ * The inverse of {@link wrapReasoning}: the reasoning state a client of `clientFamily` sent back,
+ * as the part's `redacted` when its wrap says so, else as its `signature`.
+ */
+export function unwrapReasoning(
+  clientFamily: Family,
+  value: string,
+): {signature: Opaque; redacted?: undefined} | {redacted: Opaque; signature?: undefined} {
+  const [opaque, redacted] = unwrapped(clientFamily, value)
+  return redacted ? {redacted: opaque} : {signature: opaque}
+}
+
+/** A wrap's opaque, and whether it is redacted thinking. */
+function unwrapped(clientFamily: Family, value: string): [Opaque, boolean] {
   if (value.startsWith(WRAP)) {
     const dot = value.indexOf('.', WRAP.length)
-    const family = value.slice(WRAP.length, dot) as Family
-    if (
-      dot > 0 &&
-      (family === 'chat' || family === 'responses' || family === 'messages' || family === 'gemini')
-    )
-      return {family, value: value.slice(dot + 1)}
+    const family = value.slice(WRAP.length, dot)
+    if (dot > 0) {
+      if (FAMILIES.has(family)) return [{family: family as Family, value: value.slice(dot + 1)}, false]
+      // (the marker looked for only past a family that is none of the four)
+      if (family.endsWith(REDACTED)) {
+        const maker = family.slice(0, -REDACTED.length)
+        if (FAMILIES.has(maker)) return [{family: maker as Family, value: value.slice(dot + 1)}, true]
+      }
+    }
   }
-  return {family: clientFamily, value}
+  return [{family: clientFamily, value}, false]
 }
 
 export const emptyUsage = (): Usage => ({

@@ -21,6 +21,18 @@ describe('topMembers', () => {
     expect(text(body, members[0])).toBe('"a" : "x\\"}]"')
   })
 
+  it('reads a name with an escape as a parse does (`"\\u0074ype"` is `type`), its bytes as they came', () => {
+    const body = b('{"\\u0074ype":null,"t\\u00e9":1,"a\\\\b":2,"bad\\u00":3}')
+    const members = topMembers(body)!
+    expect(members.map((m) => m.name)).toEqual(['type', 'té', 'a\\b', 'bad\\u00'])
+    expect(Object.keys(JSON.parse('{"\\u0074ype":null,"t\\u00e9":1,"a\\\\b":2}'))).toEqual([
+      'type',
+      'té',
+      'a\\b',
+    ])
+    expect(text(body, members[0])).toBe('"\\u0074ype":null')
+  })
+
   it('gives no members for {} and undefined for what is not an object or is cut short', () => {
     expect(topMembers(b('{}'))).toEqual([])
     for (const bad of ['[]', '"x"', '{"a":1', '{"a" 1}', '{"a":"x}', '{"a":1,}', '{"a":1 "b":2}', ''])

@@ -60,9 +60,25 @@ export interface MemberSpan {
 }
 
 /**
- * The members of the JSON object whose `{` is at `at` (their names as written, latin1: a name with
- * an escape in it keeps its backslash, so matches no plain name), and the index after its `}`;
- * undefined when no object starts there or it does not end.
+ * A member's name, whose string lies from `start` (its opening quote) to `end` (past its closing
+ * one): its bytes as latin1 (the names matched are ASCII), or, where it holds an escape, the name
+ * it stands for (`"\u0074ype"` is `type` to the server that parses it: Codex Desktop's null types
+ * are found however a writer spelled them); a name whose escape is malformed as written.
+ */
+function memberName(body: Buffer, start: number, end: number): string {
+  const written = body.toString('latin1', start + 1, end - 1)
+  if (!written.includes('\\')) return written
+  try {
+    return JSON.parse(body.toString('utf8', start, end)) as string
+  } catch {
+    return written
+  }
+}
+
+/**
+ * The members of the JSON object whose `{` is at `at` (their names as a parse reads them,
+ * {@link memberName}), and the index after its `}`; undefined when no object starts there or it
+ * does not end.
  */
 export function objectMembers(body: Buffer, at: number): {members: MemberSpan[]; end: number} | undefined {
   let i = at
@@ -76,7 +92,7 @@ export function objectMembers(body: Buffer, at: number): {members: MemberSpan[];
     const start = i
     const nameEnd = stringEnd(body, i)
     if (nameEnd === -1) return undefined
-    const name = body.toString('latin1', start + 1, nameEnd - 1)
+    const name = memberName(body, start, nameEnd)
     i = nameEnd
     while (space(body[i])) i++
     if (body[i] !== 0x3a) return undefined

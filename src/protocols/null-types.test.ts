@@ -209,3 +209,56 @@ describe('review76: the byte test, the bytes kept, the walk', () => {
     expect(withTypedToolSchemas(body)?.toString()).toBe(JSON.stringify({model: 'm', tools: [tool(typed)]}))
   })
 })
+
+describe('every JSON spelling of a null type is found and typed, and none in a string is', () => {
+  /** Codex Desktop's body, compact, with its tool schema's null types spelled `spelling` (`T` the name, `:` the colon, `N` the null). */
+  const spelled = (spelling: string) =>
+    JSON.stringify({...codexBody(), tools: [AUTOMATION_UPDATE]}).replaceAll(
+      '"type":null',
+      spelling.replace('T', '"type"').replace('N', 'null'),
+    )
+  const spellings: Record<string, string> = {
+    'a tab': 'T:\tN',
+    'two spaces': 'T:  N',
+    'a line break': 'T:\nN',
+    'a line break and an indent': 'T:\r\n    N',
+    'a space and a tab': 'T: \tN',
+    'white space before the colon': 'T \t:N',
+    'an escaped name': '"\\u0074ype":N',
+    'every letter escaped, spaced': '"\\u0074\\u0079\\u0070\\u0065" : N',
+  }
+  const typed = JSON.stringify({
+    ...codexBody(),
+    tools: [{...AUTOMATION_UPDATE, parameters: typedSchema(AUTOMATION_UPDATE.parameters as never)}],
+  })
+
+  for (const [label, spelling] of Object.entries(spellings))
+    it(`${label}: ${JSON.stringify(spelling)}`, () => {
+      const body = Buffer.from(spelled(spelling))
+      // (the body as a server parses it holds the null types)
+      expect(JSON.stringify(JSON.parse(String(body)))).toBe(spelled('T:N'))
+      expect(holdsNullType(body)).toBe(true)
+      const out = withTypedToolSchemas(body)
+      expect(out && JSON.stringify(JSON.parse(String(out)))).toBe(typed)
+    })
+
+  it('the same words inside a string (their quotes escaped, white space escaped), or a name ending `type`, are none', () => {
+    for (const spelling of [...Object.values(spellings), 'T:N', 'T: N']) {
+      const words = spelling.replace('T', '"type"').replace('N', 'null')
+      const body = Buffer.from(
+        JSON.stringify({
+          ...codexBody(),
+          tools: [codexBody().tools[0]],
+          input: [{type: 'message', role: 'user', content: words}],
+        }),
+      )
+      expect(holdsNullType(body)).toBe(false)
+    }
+    const near = ['{"subtype":null}', '{"x\\"type":null}', '{"typ\\\\u0065":null}', '["type", null]']
+    for (const schema of near)
+      expect(holdsNullType(Buffer.from(`{"tools":[{"name":"t","parameters":${schema}}]}`))).toBe(false)
+    // (a body that ends at a colon, or at the start of a null)
+    expect(holdsNullType(Buffer.from('{"tools":[{"parameters":{"type":'))).toBe(false)
+    expect(holdsNullType(Buffer.from('{"tools":[{"parameters":{"type":\tnu'))).toBe(false)
+  })
+})

@@ -16,7 +16,7 @@ import type {
   ToolCallPart,
   Usage,
 } from './ir.js'
-import {carriedId, emptyUsage, wrapOpaque} from './ir.js'
+import {carriedId, emptyUsage, wrapReasoning} from './ir.js'
 import {toolSearchCallItem} from './tool-search.js'
 
 export type Body = Record<string, unknown>
@@ -156,10 +156,7 @@ export function reasoningItem(part: ReasoningPart, fallbackId: string): Body {
     const own = parseOwnReasoning(part.encrypted.value)
     if (own.id) id = own.id
     encrypted = own.encrypted_content
-  } else {
-    const opaque = opaqueOf(part)
-    if (opaque) encrypted = wrapOpaque('responses', opaque)
-  }
+  } else encrypted = wrapReasoning('responses', part)
   const item: Body = {
     type: 'reasoning',
     id,

@@ -1,13 +1,14 @@
 /**
  * A Responses request for an upstream of that family, from the IR: instructions, input items
  * (reasoning items only from a Responses upstream, custom tools and their calls restored),
- * `store: false` with encrypted reasoning asked for when reasoning is on.
+ * `store: false` with encrypted reasoning asked for when reasoning is on, or the model reasons
+ * anyway (Grok 4: thinking-off.ts `reasonsRegardless`).
  */
 import type {CodecContext, Effort, ImagePart, ReasoningPart, Request} from './ir.js'
 import {documentName, inPlaceSystem, isDocument, namedDocumentText, omittedFileText} from './ir.js'
 import type {Body} from './responses-items.js'
 import {customInput, parseOwnReasoning} from './responses-items.js'
-import {beyondEffort} from './thinking-off.js'
+import {beyondEffort, reasonsRegardless} from './thinking-off.js'
 import {objectTools} from './tool-schemas.js'
 
 /** The fewest output tokens OpenAI's Responses API takes (its documented minimum of `max_output_tokens`). */
@@ -294,6 +295,11 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
   if (request.reasoning && !request.reasoning.disabled) {
     body.reasoning = {...(effort ? {effort} : {}), ...(request.reasoning.include ? {summary: 'auto'} : {})}
     // (Azure's: kept, so that the next turn's reasoning items, named by their ids, are found)
+    body.store = ctx?.storeTrue === true
+    body.include = ['reasoning.encrypted_content']
+  } else if (reasonsRegardless(model)) {
+    // Grok reasons with thinking off too (Claude Code's sub-agents, a chat client that named no
+    // effort): its reasoning asked for all the same, for the next turn to give back
     body.store = ctx?.storeTrue === true
     body.include = ['reasoning.encrypted_content']
   } else if (ctx?.storeTrue) body.store = true

@@ -22,7 +22,15 @@ import type {
   WebSearchPart,
   WebSearchTool,
 } from './ir.js'
-import {placedAfter, placedHere, settlePlaced, TranslationError, unwrapOpaque, verbosityOf} from './ir.js'
+import {
+  placedAfter,
+  placedHere,
+  ServerStateError,
+  settlePlaced,
+  TranslationError,
+  unwrapReasoning,
+  verbosityOf,
+} from './ir.js'
 import type {Body} from './responses-items.js'
 import {
   restoreCarried,
@@ -109,9 +117,11 @@ function reasoningFromItem(item: Body): ReasoningPart {
   const part: ReasoningPart = {type: 'reasoning', text: texts.filter(Boolean).join('\n\n')}
   const encrypted = str(item.encrypted_content)
   if (encrypted) {
-    const opaque = unwrapOpaque('responses', encrypted)
-    if (opaque.family === 'responses') part.encrypted = ownReasoning(item.id, encrypted)
-    else part.signature = opaque
+    const opaque = unwrapReasoning('responses', encrypted)
+    // (a foreign wrap: Anthropic's signature, or its redacted thinking under its own marker)
+    if (opaque.signature?.family === 'responses') part.encrypted = ownReasoning(item.id, encrypted)
+    else if (opaque.redacted) part.redacted = opaque.redacted
+    else part.signature = opaque.signature
   } else if (typeof item.id === 'string') part.itemId = item.id
   return part
 }
@@ -221,11 +231,13 @@ export const itemReferenceRefusal = (id: string): string =>
  * The refusal of an `item_reference` the gateway does not hold ({@link itemReferenceRefusal}): a
  * TranslationError of its own, so that a route that passes a request the codecs cannot hold
  * through as it came (proxy.ts `plainRequest`, a Responses server that takes plain functions)
- * answers it with this 400 instead of sending the raw body (review73).
+ * answers it with this 400 instead of sending the raw body (review73). State of the server that
+ * minted the id (OpenAI's, on an answer passed through): a Responses target passed through later
+ * in the route takes the request (ir.ts {@link ServerStateError}).
  */
-export class ItemReferenceError extends TranslationError {
+export class ItemReferenceError extends ServerStateError {
   constructor(readonly id: string) {
-    super(itemReferenceRefusal(id))
+    super(itemReferenceRefusal(id), `item_reference ${JSON.stringify(id)}`)
     this.name = 'ItemReferenceError'
   }
 }
@@ -322,8 +334,9 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
       const effort = isObject(item.reasoning) ? str(item.reasoning.effort) : undefined
       if (effort) updatedEffort = effort
     } else if (type === 'compaction' || type === 'compaction_summary')
-      throw new TranslationError(COMPACTION_ITEM_REFUSAL)
-    else if (type === 'compaction_trigger') throw new TranslationError(REMOTE_COMPACTION_REFUSAL)
+      throw new ServerStateError(COMPACTION_ITEM_REFUSAL, 'a compaction item')
+    else if (type === 'compaction_trigger')
+      throw new ServerStateError(REMOTE_COMPACTION_REFUSAL, 'remote compaction')
     else if (type === 'tool_search_call' || type === 'tool_search_output') {
       const search = toolSearchPart(item, loaded)
       if (search) push(search.role, [search.part])

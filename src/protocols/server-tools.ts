@@ -7,7 +7,8 @@
  * `advisor-tool-2026-03-01` beta did not reach Anthropic; gwctl learns such a beta away,
  * adaptations.ts `betaRefusal`, and the tool is refused next). adaptations.ts learns the type per
  * provider and model; the body goes without the tool from then on, and without its records in the
- * history, which such a host refuses too (the advice as text).
+ * history, which such a host refuses too (what they said as text: the advice, another server
+ * tool's results).
  */
 import {advisorAdviceText} from './messages.js'
 
@@ -47,6 +48,7 @@ export function withoutServerTools(body: Body, refused: readonly string[]): bool
   const names = new Set<string>()
   // a server tool's name is its type less the date (`advisor_20260301`: `advisor`)
   for (const type of refused) names.add(type.replace(/_\d{8}$/, ''))
+  for (const [name, calls] of CALLED_AS) if (names.has(name)) for (const c of calls) names.add(c)
   let changed = false
   if (Array.isArray(body.tools)) {
     const tools = body.tools.filter((t) => {
@@ -66,6 +68,11 @@ export function withoutServerTools(body: Body, refused: readonly string[]): bool
   return true
 }
 
+/** Server tools whose calls go by other names than the tool's (code execution's, 2025-08-25). */
+const CALLED_AS: ReadonlyArray<[string, readonly string[]]> = [
+  ['code_execution', ['bash_code_execution', 'text_editor_code_execution']],
+]
+
 const callsAny = (messages: unknown[], names: ReadonlySet<string>): boolean =>
   messages.some(
     (m) =>
@@ -79,21 +86,73 @@ const callsAny = (messages: unknown[], names: ReadonlySet<string>): boolean =>
 /** The blocks a cache mark may go on (Anthropic refuses one on `thinking`, `redacted_thinking`). */
 const MARKABLE = new Set(['text', 'tool_use', 'tool_result', 'image'])
 
-/** What a turn left empty by the records dropped holds instead (review77 #1). */
+/** What a turn left empty by the advisor's records dropped holds instead (review77 #1). */
 export const CONSULTED = '(advisor consulted)'
+
+/** What a turn left empty by the records of the server tools `names` dropped holds instead: {@link CONSULTED} for the advisor's. */
+function emptiedText(names: ReadonlySet<string>): string {
+  if (names.size === 0 || (names.size === 1 && names.has('advisor'))) return CONSULTED
+  return `(server tool${names.size > 1 ? 's' : ''} used: ${[...names].join(', ')})`
+}
+
+/** The fields of a server tool's result read out as text, in this order (any other is a server's own: an encrypted page, a file id). */
+const READABLE = ['title', 'url', 'page_age', 'stdout', 'stderr', 'return_code', 'path', 'file_type']
+
+/**
+ * What a server tool's result block says, as text, or undefined when it says nothing a model can
+ * read: the advisor's advice (messages.ts `advisorAdviceText`); another tool's result (a web
+ * search's titles and addresses, a fetched page's text, code execution's output) under the call's
+ * name and input (`Result of the web_search server tool {"query":"…"}:`). A failed call (a
+ * `…_error` result) or a redacted one is left out, as the advisor's: the model went on without it
+ * then too.
+ */
+function resultText(result: Block, call: Block | undefined): string | undefined {
+  if (result.type === 'advisor_tool_result') return advisorAdviceText(result)
+  const said = readable(result.content)
+  if (said === undefined) return undefined
+  const name = typeof call?.name === 'string' ? call.name : String(result.type).replace(/_tool_result$/, '')
+  const input =
+    isObj(call?.input) && Object.keys(call.input).length > 0 ? ` ${JSON.stringify(call.input)}` : ''
+  return `Result of the ${name} server tool${input}:\n${said}`
+}
+
+/** The text a result's content holds ({@link READABLE}, a text's, a text document's), or undefined. */
+function readable(value: unknown): string | undefined {
+  if (typeof value === 'string') return value === '' ? undefined : value
+  if (Array.isArray(value)) {
+    const parts = value.map(readable).filter((p) => p !== undefined)
+    return parts.length > 0 ? parts.join('\n') : undefined
+  }
+  if (!isObj(value) || (typeof value.type === 'string' && value.type.endsWith('_error'))) return undefined
+  const lines: string[] = []
+  for (const key of READABLE) {
+    const v = value[key]
+    if ((typeof v === 'string' && v !== '') || typeof v === 'number') lines.push(`${key}: ${v}`)
+  }
+  if (typeof value.text === 'string' && value.text !== '') lines.push(value.text)
+  // (a fetched page: a document whose source is text)
+  const source = value.source
+  if (isObj(source) && source.type === 'text' && typeof source.data === 'string') lines.push(source.data)
+  if (typeof value.content === 'object') {
+    const inner = readable(value.content)
+    if (inner !== undefined) lines.push(inner)
+  }
+  return lines.length > 0 ? lines.join('\n') : undefined
+}
 
 /**
  * `messages` without each `server_tool_use` that called one of `names` and the result that
- * answered it (by its id), the advisor's advice as a text block in its place (messages.ts
- * `advisorAdviceText`). A cache mark on a block left out goes on the nearest block before it that
- * may carry one, else on the previous message's last such block (never on a thinking block, which
- * Anthropic refuses one on: review77 #2). A message left empty keeps its place with a short text,
- * {@link CONSULTED} (Claude Code's turn of an advisor call and a redacted or failed result): without
- * it two user turns would sit side by side, which a host that needs the roles to alternate refuses
- * (review77 #1); the last message left empty goes (a prefill of nothing).
+ * answered it (by its id), what the result said as a text block in its place ({@link resultText}:
+ * the advisor's advice, another server tool's results). A cache mark on a block left out goes on
+ * the nearest block before it that may carry one, else on the previous message's last such block
+ * (never on a thinking block, which Anthropic refuses one on: review77 #2). A message left empty
+ * keeps its place with a short text naming the tools ({@link emptiedText}: {@link CONSULTED} for
+ * Claude Code's turn of an advisor call and a redacted or failed result): without it two user
+ * turns would sit side by side, which a host that needs the roles to alternate refuses (review77
+ * #1); the last message left empty goes (a prefill of nothing).
  */
 function withoutCalls(messages: unknown[], names: ReadonlySet<string>): unknown[] {
-  const ids = new Set<string>()
+  const calls = new Map<string, Block>()
   const out: unknown[] = []
   for (let n = 0; n < messages.length; n++) {
     const m = messages[n]
@@ -103,19 +162,23 @@ function withoutCalls(messages: unknown[], names: ReadonlySet<string>): unknown[
     }
     let content: unknown[] | undefined
     let mark: unknown
+    const used = new Set<string>()
     for (let i = 0; i < m.content.length; i++) {
       const b: unknown = m.content[i]
       const call = isObj(b) && b.type === 'server_tool_use' && typeof b.name === 'string' && names.has(b.name)
-      const result = isObj(b) && typeof b.tool_use_id === 'string' && ids.has(b.tool_use_id)
+      const result = isObj(b) && typeof b.tool_use_id === 'string' && calls.has(b.tool_use_id)
       if (!call && !result) {
         content?.push(b)
         continue
       }
       content ??= m.content.slice(0, i)
       const block = b as Block
-      if (call && typeof block.id === 'string') ids.add(block.id)
-      const advice = result && block.type === 'advisor_tool_result' ? advisorAdviceText(block) : undefined
-      if (advice !== undefined) content.push({type: 'text', text: advice, ...cacheMark(block)})
+      if (call) {
+        if (typeof block.id === 'string') calls.set(block.id, block)
+        used.add(block.name as string)
+      }
+      const said = result ? resultText(block, calls.get(block.tool_use_id as string)) : undefined
+      if (said !== undefined) content.push({type: 'text', text: said, ...cacheMark(block)})
       else if (block.cache_control !== undefined && !markLast(content, block.cache_control))
         mark ??= block.cache_control
     }
@@ -125,7 +188,11 @@ function withoutCalls(messages: unknown[], names: ReadonlySet<string>): unknown[
     }
     const last = n === messages.length - 1
     if (content.length === 0 && !last) {
-      content.push({type: 'text', text: CONSULTED, ...(mark === undefined ? {} : {cache_control: mark})})
+      content.push({
+        type: 'text',
+        text: emptiedText(used),
+        ...(mark === undefined ? {} : {cache_control: mark}),
+      })
       mark = undefined
     }
     if (mark !== undefined) {

@@ -83,6 +83,23 @@ export function thinkingOffFields(model: string, local = false): Record<string, 
 const ALWAYS_THINKS = /(?:^|\/)glm-5\.3(?!\d)/i
 
 /**
+ * xAI's Grok models that reason whether or not a request asks them to (any `vendor/` prefix
+ * aside): Grok 4 (`grok-4`, `grok-4-0709`, `-latest`) and its fast reasoning variants
+ * (`grok-4-fast-reasoning`, `grok-4-1-fast-reasoning`), Grok 4.20's reasoning model and every later
+ * Grok 4.x (4.5, 4.6 and 4.7 take efforts but no off switch: "reasoning cannot be disabled",
+ * nesquena/hermes-webui PR #6497; chenyme/grok2api PR #908; Grok 4.3 reasons at `low` unless told
+ * `none`: docs.x.ai's reasoning guide), and `grok-code-fast-1`; not a `-non-reasoning` variant
+ * (`grok-4-fast-non-reasoning`, `grok-4.20-0309-non-reasoning`) nor Grok 3. Their reasoning comes
+ * back only as a reasoning item's `encrypted_content`, and only when asked for (`include:
+ * ["reasoning.encrypted_content"]`, docs.x.ai: "Encrypted Reasoning Content"); without it, the next
+ * turn cannot give it back, and Grok 4.7 stops reasoning after a few tool rounds (codex-router #888).
+ */
+export function reasonsRegardless(model: string): boolean {
+  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
+  return /^grok-(?:4|code)(?![\d])/.test(name) && !name.includes('non-reasoning')
+}
+
+/**
  * The `reasoning_effort` a chat request sends its model for `effort` (`beyond`: the client's
  * effort above `high`, ir.ts `ReasoningSettings`): the effort itself, but for a model that takes
  * only some ({@link ALWAYS_THINKS}: `low`, `high`, `max`), where `minimal` is `low` and `medium` is

@@ -76,6 +76,7 @@ import {
   jsonInstructionText,
   placedAfter,
   refusedMediaText,
+  ServerStateError,
   TranslationError,
   withoutRefusedMedia,
   withSearchesAsText,
@@ -89,7 +90,7 @@ import {ChunkText} from './sse-template.js'
 import {chatThinkingIsOff, refusesForcedWhileThinking, thinkingOffForForcedCall} from './thinking-off.js'
 import {thinkingOffForToolTurns, withEmptyThinking} from './thinking-history.js'
 
-export {TranslationError} from './ir.js'
+export {ServerStateError, TranslationError} from './ir.js'
 export {derivedCacheKey, headerCacheKey} from './cache-key.js'
 export {geminiDeclarationCount} from './tool-cap.js'
 export {ItemReferenceError, REMOTE_COMPACTION_REFUSAL} from './responses.js'
@@ -161,6 +162,10 @@ export function parseClientBody(bytes: Buffer): unknown {
 export const PREVIOUS_RESPONSE_REFUSAL =
   'previous_response_id needs a Responses upstream, and this route translates to another protocol; send the whole conversation in `input` (with store: false, as Codex does)'
 
+/** The refusal of a `previous_response_id` on a translated target: state only its server holds. */
+export const previousResponseRefusal = (id: string): ServerStateError =>
+  new ServerStateError(PREVIOUS_RESPONSE_REFUSAL, `previous_response_id ${JSON.stringify(id)}`)
+
 /**
  * Decodes a client's request body (parsed JSON). `model`/`stream` come from a Gemini path.
  * Throws {@link TranslationError} for a body the IR cannot hold.
@@ -183,7 +188,8 @@ export function decodeClientRequest(
   }
   // (`toResponses`: a Responses client on a Responses server sent its tools as plain functions,
   // which keeps the conversation the server holds)
-  if (request.previousResponseId && !ctx.toResponses) throw new TranslationError(PREVIOUS_RESPONSE_REFUSAL)
+  if (request.previousResponseId && !ctx.toResponses)
+    throw previousResponseRefusal(request.previousResponseId)
   const options = (body as {stream_options?: {include_usage?: unknown}}).stream_options
   // every field named, toolNames too: one object shape for every request
   return {family, request, includeUsage: options?.include_usage === true, toolNames: undefined}
@@ -359,6 +365,11 @@ export interface SentRequest {
    * without (Claude Code's `advisor_20260301`; ./server-tools.ts `optionalServerTools`).
    */
   optionalServerTools?: string[]
+  /**
+   * A Messages body passed through: the members its tools went with (a refusal of one by its place,
+   * `tools.N.custom.F`, is learned only for one it sent).
+   */
+  toolMembers?: string[]
   /**
    * A Messages body passed through: it held an image or document inside a tool result (a refusal
    * of media there is learned only then; a translated request's is read from `request`).
@@ -599,6 +610,13 @@ export interface UpstreamAdaptation {
    */
   noThinkingLevel?: boolean
   /**
+   * Gemini `thinkingLevel`s the model refused by name ("Thinking level MINIMAL is not supported for
+   * this model. Please retry with other thinking level."; Vertex: "thinking_level MEDIUM is not
+   * supported by this model"), each with the next level up, which goes in its place: a request
+   * with thinking off still thinks as little as the model allows, not at its default (high).
+   */
+  thinkingLevels?: Readonly<Record<string, string>>
+  /**
    * A Gemini model that does not think and refuses any `thinkingConfig` ("Thinking is not enabled
    * for models/gemma-3-27b-it": Gemma 3, Gemini 2.0 by another name): the whole config left out.
    */
@@ -675,6 +693,19 @@ export interface UpstreamAdaptation {
    */
   refusedServerTools?: readonly string[]
   /**
+   * Messages: members of a tool a body passed through went with that a strict host refused by their
+   * place ("tools.0.custom.eager_input_streaming: Extra inputs are not permitted", Claude Code's
+   * per-tool streaming to Bedrock, a Copilot relay): cut out of every tool in its bytes from then on
+   * (daemon/router/top-fields.ts `withoutItemMembers`).
+   */
+  toolMembers?: readonly string[]
+  /**
+   * Responses: members of an input item a body passed through went with that the server refused by
+   * their place ("Unknown parameter: 'input[2].status'.", ChatGPT's Codex backend): cut out of every
+   * input item in its bytes from then on (daemon/router/top-fields.ts `withoutItemMembers`).
+   */
+  inputMembers?: readonly string[]
+  /**
    * Tool-schema keywords the upstream refused (Gemini's OpenAPI subset behind a chat server or a
    * relay: "Unknown name \"$schema\" at 'tools[0].function_declarations[0].parameters'"): they go
    * from every tool's schema (tool-schemas.ts).
@@ -741,6 +772,16 @@ export interface UpstreamAdaptation {
   systemFirst?: boolean
   /** The fewest output tokens the upstream takes ("Expected a value >= 16"): a smaller maximum is raised to it. */
   minOutputTokens?: number
+  /**
+   * Chat: the fewest output tokens a request for JSON (`response_format` json_object or
+   * json_schema) gets. OpenAI's "Could not finish the message because max_tokens or model output
+   * limit was reached" for such a request below 16 that asked no reasoning is its JSON cut short or
+   * the model's floor (a GPT-5.x reasons unasked): the gateway cannot tell, and the request goes
+   * again with 16, as the probe does under {@link minOutputTokens}, and so each later one for JSON.
+   * A JSON answer ends where its JSON does, so the room changes no answer that fitted; a plain
+   * one (a classifier's `max_tokens: 1`) would run on, and goes as it came (review77 #6).
+   */
+  minJsonOutputTokens?: number
   /**
    * Chat: a history tool call's `arguments` that are not JSON refused (DashScope's "The
    * \"function.arguments\" parameter of the code model must be in JSON format."): each such call
@@ -948,8 +989,20 @@ export function sentOfPassedMessages(
   if (messagesHoldMediaInResults(body)) sent.mediaInResults = true
   const serverTools = optionalServerTools(body)
   if (serverTools) sent.optionalServerTools = serverTools
+  const members = toolMemberNames(body.tools)
+  if (members.length > 0) sent.toolMembers = members
   messagesSent(body, sent)
   return sent
+}
+
+/** The names of the members of a Messages body's tools, each once. */
+function toolMemberNames(tools: unknown): string[] {
+  if (!Array.isArray(tools)) return []
+  const names = new Set<string>()
+  for (const tool of tools)
+    if (tool && typeof tool === 'object' && !Array.isArray(tool))
+      for (const name of Object.keys(tool)) names.add(name)
+  return [...names]
 }
 
 /**
@@ -1045,6 +1098,7 @@ function adaptedGemini(
   const out = capped?.body ?? body
   if (adapt.noThinking) leaveOutThinking(out)
   if (adapt.noThinkingLevel) leaveOutThinkingLevel(out)
+  else if (adapt.thinkingLevels) raiseThinkingLevel(out, adapt.thinkingLevels)
   if (adapt.thinkingBudget) adaptGeminiBudget(out, adapt.thinkingBudget)
   if (adapt.noSystemInstruction) systemIntoFirstTurn(out)
   return out
@@ -1070,6 +1124,24 @@ function leaveOutThinkingLevel(body: Record<string, unknown>): void {
   if (Object.keys(rest).length > 0)
     body.generationConfig = {...(body.generationConfig as Record<string, unknown>), thinkingConfig: rest}
   else leaveOutThinking(body)
+}
+
+/**
+ * A Gemini body's `thinkingLevel` refused before as the level learned in its place (`levels`, each
+ * refused level's next up, followed while that one was refused too), in the case the body wrote it
+ * (`low` for a client's `minimal`); the body as it was otherwise.
+ */
+function raiseThinkingLevel(body: Record<string, unknown>, levels: Readonly<Record<string, string>>): void {
+  const thinking = geminiThinking(body) as Record<string, unknown> | undefined
+  if (typeof thinking?.thinkingLevel !== 'string') return
+  const sent = thinking.thinkingLevel
+  let level = sent.toUpperCase()
+  for (let i = 0; i < 4 && levels[level] !== undefined; i++) level = levels[level]
+  if (level === sent.toUpperCase()) return
+  body.generationConfig = {
+    ...(body.generationConfig as Record<string, unknown>),
+    thinkingConfig: {...thinking, thinkingLevel: sent === sent.toLowerCase() ? level.toLowerCase() : level},
+  }
 }
 
 /**
@@ -1144,6 +1216,12 @@ function passedThinkingForm(body: Record<string, unknown>, form: ThinkingForm): 
 export const optionalSearch = (r: Request): boolean =>
   r.webSearch !== undefined && r.tools.length > 0 && r.toolChoice?.type !== 'web_search'
 
+/** A body's output maximum raised to `floor` where it is below it (chat's, Responses'). */
+function raiseMaximum(body: Record<string, unknown>, floor: number): void {
+  for (const field of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'])
+    if (typeof body[field] === 'number' && (body[field] as number) < floor) body[field] = floor
+}
+
 function adaptBody(
   body: Record<string, unknown>,
   adapt: UpstreamAdaptation,
@@ -1196,6 +1274,7 @@ function adaptBody(
   }
   if (adapt.noThinking) leaveOutThinking(body)
   if (adapt.noThinkingLevel) leaveOutThinkingLevel(body)
+  else if (adapt.thinkingLevels) raiseThinkingLevel(body, adapt.thinkingLevels)
   if (adapt.thinkingBudget) adaptGeminiBudget(body, adapt.thinkingBudget)
   if (adapt.noSystemInstruction && Array.isArray(body.contents)) systemIntoFirstTurn(body)
   if (adapt.effortOnlyWithThinking) withoutEffortWhenOff(body)
@@ -1239,10 +1318,12 @@ function adaptBody(
     else delete body.reasoning_effort
   }
   if (adapt.noThinkingUnstreamed && body.stream !== true) body.enable_thinking = false
-  if (adapt.minOutputTokens !== undefined)
-    for (const field of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'])
-      if (typeof body[field] === 'number' && (body[field] as number) < adapt.minOutputTokens)
-        body[field] = adapt.minOutputTokens
+  if (adapt.minOutputTokens !== undefined) raiseMaximum(body, adapt.minOutputTokens)
+  // (before a JSON mode learned away turns the format into words)
+  if (adapt.minJsonOutputTokens !== undefined) {
+    const asked = (body.response_format as {type?: unknown} | undefined)?.type
+    if (asked === 'json_object' || asked === 'json_schema') raiseMaximum(body, adapt.minJsonOutputTokens)
+  }
   const instruction = jsonInstructionText(format)
   if (instruction === undefined) return
   // (a Gemini body: its JSON is asked for in generationConfig)

@@ -12,8 +12,9 @@
  * - `malformed`     a 200 whose JSON is cut in half (a JSON answer), or whose middle stream event is
  *                   (`content-length` then matches the cut body)
  * - `retry-after=S`, `retry-after-ms=MS` the error answer's `retry-after` / `retry-after-ms` header
- * - `retry-delay=D` the error body's `error.details[]` holds Google's `RetryInfo` with `retryDelay`
- *                   D (`37s`) after a `QuotaFailure` of a per-minute quota (Gemini's 429)
+ * - `retry-delay=D` Gemini's quota 429: the error body's `error.details[]` holds a `QuotaFailure`
+ *                   of a per-minute quota and Google's `RetryInfo`, whose `retryDelay` is D cut to
+ *                   whole seconds (`37.5s`: `37s`), and its words end "Please retry in D." uncut
  * - `per-day`       that `QuotaFailure` names a daily quota instead (Gemini's free tier spent)
  * - `insufficient-quota` OpenAI's billing 429: `type` and `code` `insufficient_quota` and its words
  *                   ("You exceeded your current quota, ..."); the status is 429 unless `status=` says
@@ -172,10 +173,46 @@ export function quotaDetails(fault: Fault): unknown[] | undefined {
     },
   ]
   if (fault.retryDelay !== undefined)
-    details.push({'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: fault.retryDelay})
+    details.push({
+      '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+      retryDelay: wholeSeconds(fault.retryDelay),
+    })
   return details
+}
+
+/** A protobuf Duration (`37.5s`) cut to whole seconds (`37s`), as Google's RetryInfo writes it; any other text as it is. */
+function wholeSeconds(delay: string): string {
+  const m = /^(\d+)(?:\.\d+)?s$/.exec(delay)
+  return m ? `${m[1]}s` : delay
+}
+
+/**
+ * Google's words on a quota's 429 for a fault with `retry-delay` or `per-day` (as the Gemini API
+ * answers its free tier spent, continuedev/continue #10066, python-genai #2114): the quota, its
+ * limit and model, and, with a delay, "Please retry in D." with the delay uncut, where RetryInfo
+ * cuts it to whole seconds ({@link quotaDetails}: "58.934310785s" and "58s"). Undefined for any
+ * other fault.
+ */
+function quotaMessage(fault: Fault): string | undefined {
+  if (fault.retryDelay === undefined && !fault.perDay) return undefined
+  const limit = fault.perDay ? '250' : '10'
+  const retry = fault.retryDelay === undefined ? '' : `\nPlease retry in ${fault.retryDelay}.`
+  return (
+    'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. ' +
+    `\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: ${limit}, model: gemini-2.5-flash${retry}`
+  )
 }
 
 /** OpenAI's words on its `insufficient_quota` 429 (as its API answers a key whose credit is spent). */
 export const INSUFFICIENT_QUOTA_MESSAGE =
   'You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.'
+
+/** A fault's error words: its `message=`, OpenAI's billing words, Google's quota words, else the status named. */
+export function faultMessage(fault: Fault, status: number): string {
+  return (
+    fault.message ??
+    (fault.insufficientQuota ? INSUFFICIENT_QUOTA_MESSAGE : undefined) ??
+    quotaMessage(fault) ??
+    `simulated fault: status ${status}`
+  )
+}

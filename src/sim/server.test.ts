@@ -68,7 +68,7 @@ describe('simulator request record', () => {
   })
 })
 
-describe('the in-stream fault', () => {
+describe('the in-stream and quota faults', () => {
   let sim: Simulator
   beforeAll(async () => {
     sim = await startSim({})
@@ -107,5 +107,35 @@ describe('the in-stream fault', () => {
     // a request for JSON gets the status, as without it
     const json = await ask('/v1/responses', {model: 'gpt-5', input: 'hi'}, 'insufficient-quota,in-stream')
     expect(json.status).toBe(429)
+  })
+
+  it("says Google's words with the delay uncut, RetryInfo cut to whole seconds (python-genai #2114)", async () => {
+    const res = await ask(
+      '/v1beta/models/gemini-sim:generateContent',
+      {contents: [{role: 'user', parts: [{text: 'hi'}]}]},
+      'status=429,retry-delay=37.5s',
+    )
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBeNull()
+    const {error} = (await res.json()) as {error: {message: string; details: Array<Record<string, unknown>>}}
+    expect(error.message).toMatch(
+      /^You exceeded your current quota, please check your plan and billing details\./,
+    )
+    expect(error.message).toContain(
+      '\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10, model: gemini-2.5-flash\nPlease retry in 37.5s.',
+    )
+    expect(error.details.at(-1)).toEqual({
+      '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+      retryDelay: '37s',
+    })
+    // (a daily quota with no delay: its limit, no retry words; a fault's own words kept)
+    const day = await ask(
+      '/v1/chat/completions',
+      {model: 'sim-pro', messages: [{role: 'user', content: 'hi'}]},
+      'status=429,per-day',
+    )
+    const said = ((await day.json()) as {error: {message: string}}).error.message
+    expect(said).toContain('limit: 250, model: gemini-2.5-flash')
+    expect(said).not.toContain('retry')
   })
 })

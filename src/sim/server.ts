@@ -18,7 +18,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {nestsDeeperThan} from '../core/json-depth.js'
 import type {Fault} from './faults.js'
-import {FaultQueue, INSUFFICIENT_QUOTA_MESSAGE, parseFault, quotaDetails} from './faults.js'
+import {faultMessage, FaultQueue, parseFault, quotaDetails} from './faults.js'
 import type {ErrorFormatter, SimContext, SimModule, SimOptions} from './context.js'
 import {SIM_API_PREFIX, SimClock} from './context.js'
 import {gammaModule} from './gamma.js'
@@ -215,8 +215,7 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
       context.sendError(
         request,
         fault.status,
-        fault.message ??
-          (fault.insufficientQuota ? INSUFFICIENT_QUOTA_MESSAGE : `simulated fault: status ${fault.status}`),
+        faultMessage(fault, fault.status),
         defaultErrorType(fault.status),
         headers,
         quotaDetails(fault),
@@ -426,9 +425,7 @@ function inStreamError(
   ) => [unknown, unknown],
 ): SseEvent[] {
   const status = fault.status ?? 500
-  const message =
-    fault.message ??
-    (fault.insufficientQuota ? INSUFFICIENT_QUOTA_MESSAGE : `simulated fault: status ${status}`)
+  const message = faultMessage(fault, status)
   const code = fault.insufficientQuota ? 'insufficient_quota' : undefined
   const [body] = errorOf(path, status, message, defaultErrorType(status), quotaDetails(fault), code)
   if (path.endsWith('/responses')) {

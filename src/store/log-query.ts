@@ -7,6 +7,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import type {LogEntry} from './log-store.js'
 import {
+  billedTryExpr,
   brokenExpr,
   COUNT_FIELDS,
   errorCase,
@@ -117,7 +118,9 @@ export function selectUsage(db: Db, filters: Omit<LogFilters, 'limit'> & {pivot?
     params.sinceMs = sinceMs
     params.hourStartMs = firstFullHour * HOUR_MS
     const keyExpr = column ? `COALESCE(${column}, '')` : "'all'"
-    rawPart = `UNION ALL SELECT ${keyExpr} AS k, 1, ${errorCase(broken)}, fallback,
+    // (a billed try's own row: its tokens, no request: LogEntry `billedTry`)
+    const billed = billedTryExpr(db)
+    rawPart = `UNION ALL SELECT ${keyExpr} AS k, 1 - ${billed}, ${errorCase(broken, billed)}, fallback * (1 - ${billed}),
       input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens
       FROM logs WHERE ${['ts >= @sinceMs', 'ts < @hourStartMs', ...rawWhere].join(' AND ')}`
   }
@@ -165,6 +168,8 @@ function toRow(r: Record<string, unknown>): LogRow {
     requestId: (r.request_id as string | null) ?? null,
     upstreamFamily: (r.upstream_family as string | null | undefined) ?? null,
     broken: r.broken === 1,
+    // (only on such a row: `gwctl logs --json` shows it there)
+    ...(r.billed_try === 1 ? {billedTry: true} : {}),
   }
 }
 

@@ -240,6 +240,19 @@ describe('log side file', () => {
     )
   })
 
+  it('replays a side file a gateway of before the `billed_try` column left (a column fewer): every row, not a billed try', async () => {
+    // (its lines: the sequence, then the row without its last value)
+    const lines = Array.from({length: 3}, (_, i) =>
+      JSON.stringify([i + 1, ...batch(`o${i}`, 1).slice(0, -1)]),
+    )
+    writeFileSync(pending, `${lines.join('\n')}\n`, {mode: 0o600})
+    await writer()
+    expect(counts()).toMatchObject({rows: 3, hourly: 3, committed: 3})
+    const db = new Database(path, {readonly: true})
+    expect(db.prepare('SELECT COUNT(*) AS n FROM logs WHERE billed_try = 0').get()).toEqual({n: 3})
+    db.close()
+  })
+
   it("a side file line is the sequence, then the row in the insert's column order", async () => {
     const w = await writer()
     const other = lock()

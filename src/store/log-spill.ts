@@ -63,13 +63,19 @@ export function readSpill(path: string, columns: number): SpilledRows {
       out.bad++
       continue
     }
-    if (!Array.isArray(row) || row.length !== columns + 1 || !Number.isSafeInteger(row[0])) {
+    // (a row of one column fewer was kept by a gateway of before the last column, `billed_try`,
+    // whose 0 it gets)
+    if (
+      !Array.isArray(row) ||
+      (row.length !== columns + 1 && row.length !== columns) ||
+      !Number.isSafeInteger(row[0])
+    ) {
       out.bad++
       continue
     }
     const seq = row[0] as number
     out.seqs.push(seq)
-    for (let i = 1; i <= columns; i++) out.values.push(row[i])
+    for (let i = 1; i <= columns; i++) out.values.push(i < row.length ? row[i] : 0)
     if (seq > out.maxSeq) out.maxSeq = seq
   }
   return out

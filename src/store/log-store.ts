@@ -14,6 +14,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import {FIRST_EDGE} from './context-bands.js'
 import {HOUR_MS, selectLogs, selectUsage} from './log-query.js'
 import {isBusy, openSqlite, privateFiles, walMode} from './sqlite.js'
+import {BILLED_TRY_NOTE} from './usage-sql.js'
 import {
   SELECT_COMMITTED,
   SPILL_SCHEMA,
@@ -73,6 +74,13 @@ export interface LogEntry {
    * event): the row keeps the status the client got, and counts as an error of class `5xx`.
    */
   broken?: boolean
+  /**
+   * The row is a billed try's of its own (daemon/router/log-entry.ts `billedTryEntries`): tokens an
+   * upstream billed for an answer the client never got, whose request has its own row. Its tokens
+   * and cost count; it counts as no request, no error and no fallback (`gwctl usage`, the hourly
+   * roll-up), and `usage reconcile` matches it to no history row.
+   */
+  billedTry?: boolean
 }
 
 export interface LogStoreOptions {
@@ -165,7 +173,8 @@ CREATE TABLE IF NOT EXISTS logs (
   request_id TEXT,
   upstream_family TEXT,
   broken INTEGER NOT NULL DEFAULT 0,
-  cache_1h_tokens INTEGER NOT NULL DEFAULT 0
+  cache_1h_tokens INTEGER NOT NULL DEFAULT 0,
+  billed_try INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS logs_ts ON logs (ts);
 CREATE INDEX IF NOT EXISTS logs_agent_ts ON logs (agent_id, ts);
@@ -202,6 +211,11 @@ function addColumns(db: BetterSqlite3.Database): void {
   if (!columns.has('broken')) db.exec('ALTER TABLE logs ADD COLUMN broken INTEGER NOT NULL DEFAULT 0')
   if (!columns.has('cache_1h_tokens'))
     db.exec('ALTER TABLE logs ADD COLUMN cache_1h_tokens INTEGER NOT NULL DEFAULT 0')
+  if (!columns.has('billed_try')) {
+    db.exec('ALTER TABLE logs ADD COLUMN billed_try INTEGER NOT NULL DEFAULT 0')
+    // the billed tries written before the column, known by their note (once, here)
+    db.exec(`UPDATE logs SET billed_try = 1 WHERE ${BILLED_TRY_NOTE}`)
+  }
   const hourly = db.prepare('PRAGMA table_info(usage_hourly)').all() as Array<{name: string}>
   if (!hourly.some((c) => c.name === 'cache_1h_tokens'))
     db.exec('ALTER TABLE usage_hourly ADD COLUMN cache_1h_tokens INTEGER NOT NULL DEFAULT 0')
@@ -244,8 +258,8 @@ interface HourSum {
 const INSERT_LOGS = `INSERT INTO logs (ts, agent_id, key_prefix, policy_id, entrance, requested_model,
   provider, model, status, fallback, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
   reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id, upstream_family, broken,
-  cache_1h_tokens) VALUES`
-const ROW_COLUMNS = 23
+  cache_1h_tokens, billed_try) VALUES`
+const ROW_COLUMNS = 24
 const ROW_VALUES = `(${Array(ROW_COLUMNS).fill('?').join(', ')})`
 /** Rows per INSERT statement, largest first (64 rows bind 1 472 values; SQLite allows 32 766). */
 const INSERT_CHUNKS = [64, 16, 4, 1]
@@ -270,6 +284,7 @@ const F = {
   project: 18,
   broken: 21,
   cache1hTokens: 22,
+  billedTry: 23,
 } as const
 
 /**
@@ -305,6 +320,7 @@ export function rowValues(rows: readonly LogEntry[]): unknown[] {
     values[v++] = e.upstreamFamily ?? null
     values[v++] = e.broken ? 1 : 0
     values[v++] = e.cache1hTokens ?? 0
+    values[v++] = e.billedTry ? 1 : 0
   }
   return values
 }
@@ -920,8 +936,11 @@ function rollUp(values: ArrayLike<unknown>): Iterable<HourSum> {
         hours.set(key, sum)
       }
     }
-    sum.requests++
-    sum.isError += status >= 400 || broken ? 1 : 0
+    // (a billed try's row: its tokens, not a request: LogEntry `billedTry`)
+    if (values[o + F.billedTry] !== 1) {
+      sum.requests++
+      sum.isError += status >= 400 || broken ? 1 : 0
+    }
     sum.inputTokens += values[o + F.inputTokens] as number
     sum.outputTokens += values[o + F.outputTokens] as number
     sum.cacheReadTokens += values[o + F.cacheReadTokens] as number

@@ -1,5 +1,6 @@
 import {join} from 'node:path'
 
+import Database from 'better-sqlite3'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {tempHome} from '../../test/helpers/cli.js'
@@ -33,6 +34,31 @@ const entry = (o: Partial<LogEntry>): LogEntry => ({
   project: null,
   ...o,
 })
+
+/**
+ * A billed try's own row (`try_`: its note, its flag) and its request's answer row, of one Gemini
+ * CLI request, as daemon/router/log-entry.ts `billedTryEntries` writes them: the try at the
+ * request's time, no request id, nearer to the history row than the answer's row, which the
+ * fallback wrote at its end.
+ */
+function appendTryAndAnswer(logs: LogStore, try_: Pick<LogEntry, 'error' | 'billedTry'>): void {
+  const at = (t: string) => Date.parse(`2025-08-21T${t}Z`)
+  const common = {entrance: 'gemini', model: 'gemini-2.5-pro'}
+  logs.append(
+    entry({
+      ...common,
+      ...try_,
+      time: at('12:00:02'),
+      requestId: null,
+      provider: 'up-gemini',
+      inputTokens: 900,
+    }),
+  )
+  logs.append(
+    entry({...common, time: at('12:00:03'), requestId: 'g-answer', inputTokens: 7, outputTokens: 3}),
+  )
+  logs.flush()
+}
 
 describe('reconcile and --source all', () => {
   let home: {home: string; cleanup: () => void}
@@ -125,33 +151,9 @@ describe('reconcile and --source all', () => {
     expect(r.days.find((d) => d.day === '2025-08-20')).toMatchObject({matched: 0, onlyHistory: 1})
   })
 
-  it("leaves out a billed try's own row (Gemini's empty 200 the client never got): the answer's row is matched", () => {
-    const at = (t: string) => Date.parse(`2025-08-21T${t}Z`)
-    // (as daemon/router/log-entry.ts `billedTryEntries` writes it: the request's time, no request id;
-    // nearer to the history row than the answer's row, which the fallback wrote at its end)
-    logs.append(
-      entry({
-        entrance: 'gemini',
-        time: at('12:00:02'),
-        requestId: null,
-        provider: 'up-gemini',
-        model: 'gemini-2.5-pro',
-        inputTokens: 900,
-        error:
-          "up-gemini: answered nothing, twice (sent again once); billed 900 input tokens for what the client never got (its request's answer is in the row of up-gemini/gemini-2.5-pro)",
-      }),
-    )
-    logs.append(
-      entry({
-        entrance: 'gemini',
-        time: at('12:00:03'),
-        requestId: 'g-answer',
-        model: 'gemini-2.5-pro',
-        inputTokens: 7,
-        outputTokens: 3,
-      }),
-    )
-    logs.flush()
+  it("leaves out a billed try's own row (Gemini's empty 200 the client never got) by its flag: the answer's row is matched", () => {
+    // (its flag, not its note's words, tells: a note in other words is left out all the same)
+    appendTryAndAnswer(logs, {error: 'up-gemini: answered nothing, twice (sent again once)', billedTry: true})
     const r = reconcile(history.db, {sinceMs: 0, tool: 'gemini-cli'})
     expect(r.days.find((d) => d.day === '2025-08-21')).toMatchObject({
       matched: 1,
@@ -159,6 +161,30 @@ describe('reconcile and --source all', () => {
       onlyGateway: 0,
     })
     expect(r.differences.map((d) => d.requestId)).toEqual(['g-answer'])
+  })
+
+  it("a billed try's row written before the flag is flagged when the database is opened to write (its note's words, once)", async () => {
+    const note =
+      "up-gemini: answered nothing, twice (sent again once); billed 900 input tokens for what the client never got (its request's answer is in the row of up-gemini/gemini-2.5-pro)"
+    appendTryAndAnswer(logs, {error: note})
+    logs.close()
+    // (the database as a gateway of before the column left it)
+    const path = join(home.home, 'logs.db')
+    const old = new Database(path)
+    old.exec('ALTER TABLE logs DROP COLUMN billed_try')
+    old.close()
+    logs = await LogStore.open(path)
+    const rows = logs.queryLogs()
+    expect(rows.find((r) => r.error === note)).toMatchObject({billedTry: true})
+    expect(rows.find((r) => r.requestId === 'g-answer')!.billedTry).toBeUndefined()
+    const fresh = new Database(path, {readonly: true})
+    try {
+      expect(
+        reconcile(fresh, {sinceMs: 0, tool: 'gemini-cli'}).days.find((d) => d.day === '2025-08-21'),
+      ).toMatchObject({matched: 1, onlyGateway: 0})
+    } finally {
+      fresh.close()
+    }
   })
 
   it('--source all counts a request the gateway logged once', () => {

@@ -11,6 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import type {AgentTool} from './history-rows.js'
 import {GATEWAY_INPUT, GATEWAY_TOOL, historySince} from './usage-query.js'
+import {billedTryExpr} from './usage-sql.js'
 
 export interface ReconcileTokens {
   inputTokens: number
@@ -60,14 +61,6 @@ const FIELDS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheCreation
 /** The tools whose history rows hold no request id the gateway logs: matched by time and model. */
 export const TIME_MATCHED_TOOLS: ReadonlySet<AgentTool> = new Set(['gemini-cli', 'opencode', 'qwen-code'])
 
-/**
- * A billed try's row of its own (daemon/router/log-entry.ts `billedTryEntries`, its note made by
- * proxy.ts `billedTryError`): a 200 where the upstream answered nothing the client got (Gemini's
- * empty answer). The agent's history holds the request once, as its answer's row, so this row is
- * matched to none (by time it could take the answer's place: review72 #3).
- */
-const BILLED_TRY_ROW = `(request_id IS NULL AND error LIKE '%for what the client never got (its request''s answer is in the row of %')`
-
 /** How far apart a history row without a request id and its gateway row may be (ms). */
 export const TIME_MATCH_MS = 5 * 60_000
 const sum = (t: ReconcileTokens) => t.inputTokens + t.outputTokens + t.cacheReadTokens + t.cacheCreationTokens
@@ -94,7 +87,13 @@ function rows(db: BetterSqlite3.Database, sql: string, params: Record<string, un
   }))
 }
 
-/** The gateway's successful agent requests and the history rows since `sinceMs` (of one tool or all). */
+/**
+ * The gateway's successful agent requests and the history rows since `sinceMs` (of one tool or
+ * all). A billed try's row of its own (its `billed_try` flag: log-store.ts LogEntry `billedTry`;
+ * a 200 where the upstream answered nothing the client got, Gemini's empty answer) is left out:
+ * the agent's history holds the request once, as its answer's row, so it is matched to none (by
+ * time it could take the answer's place: review72 #3).
+ */
 function load(
   db: BetterSqlite3.Database,
   options: {sinceMs: number; tool?: AgentTool; keys?: boolean; agentTools?: Record<string, AgentTool>},
@@ -106,7 +105,7 @@ function load(
         db,
         `SELECT * FROM (SELECT request_id, ts, model, ${GATEWAY_TOOL} AS tool,
             ${GATEWAY_INPUT} AS i, output_tokens AS o, cache_read_tokens AS cr, cache_creation_tokens AS cc
-          FROM logs WHERE ts >= @sinceMs AND status < 400 AND NOT ${BILLED_TRY_ROW})
+          FROM logs WHERE ts >= @sinceMs AND status < 400 AND ${billedTryExpr(db)} = 0)
         WHERE tool IS NOT NULL AND (@tool IS NULL OR tool = @tool)`,
         {...params, agentTools},
       )

@@ -21,6 +21,30 @@ export function brokenExpr(db: {prepare(sql: string): {all(): unknown[]}}): stri
 const brokenExprs = new WeakMap<object, string>()
 
 /**
+ * The words of a billed try's own row (daemon/router/proxy.ts `billedTryError`, daemon/router/
+ * log-entry.ts `billedTryEntries`) as a condition: how such a row written before the `billed_try`
+ * column is known, once, when the column is added (log-store.ts `addColumns`), or on a database
+ * made before it that was opened read-only.
+ */
+export const BILLED_TRY_NOTE = `(request_id IS NULL AND error LIKE '%for what the client never got (its request''s answer is in the row of %')`
+
+/**
+ * The expression of a row's `billed_try` flag (a billed try's row of its own: log-store.ts
+ * LogEntry `billedTry`) on `db`: the column, or {@link BILLED_TRY_NOTE} (0 or 1) on a database
+ * made before it that was opened read-only.
+ */
+export function billedTryExpr(db: {prepare(sql: string): {all(): unknown[]}}): string {
+  let expr = billedTryExprs.get(db)
+  if (expr === undefined) {
+    const columns = db.prepare('PRAGMA table_info(logs)').all() as Array<{name: string}>
+    expr = columns.some((c) => c.name === 'billed_try') ? 'billed_try' : `COALESCE(${BILLED_TRY_NOTE}, 0)`
+    billedTryExprs.set(db, expr)
+  }
+  return expr
+}
+const billedTryExprs = new WeakMap<object, string>()
+
+/**
  * The expression of the 1-hour part of a row's cache writes in `table` (`logs` or
  * `usage_hourly`) on `db`: the column `cache_1h_tokens`, or `0` on a database made before it that
  * was opened read-only and so not given the column yet (its rows knew no 1-hour writes).
@@ -60,8 +84,8 @@ export function statusCondition(status: StatusFilter, broken = 'broken'): string
 }
 
 /** The 0/1 error of a raw row: a status of 400 or more, or an answer that broke after its status. */
-export function errorCase(broken = 'broken'): string {
-  return `CASE WHEN status >= 400 OR ${broken} = 1 THEN 1 ELSE 0 END`
+export function errorCase(broken = 'broken', billed?: string): string {
+  return `CASE WHEN ${billed ? `${billed} = 0 AND ` : ''}(status >= 400 OR ${broken} = 1) THEN 1 ELSE 0 END`
 }
 
 /**

@@ -70,6 +70,8 @@ export interface ScanOptions {
   staged?: boolean
   /** Awaited after each file read (the daemon yields to its event loop there). */
   betweenFiles?: () => Promise<unknown>
+  /** Called before the first changed file is read (the daemon's quiet start ends there). */
+  beforeRead?: () => void
   /**
    * Writes the cursor snapshot (default true) after a staged scan, or after a scan that found
    * none and changed nothing: the next no-change scan reads it in one row. Not after a scan that
@@ -508,7 +510,10 @@ async function incrementalScan(
       }
       const old = cursors.get(path)
       // the parsers load with the first changed file: a scan with nothing new never needs them
-      readChanged ??= (await import('./read.js')).readHistoryFile
+      if (!readChanged) {
+        options.beforeRead?.()
+        readChanged = (await import('./read.js')).readHistoryFile
+      }
       const read = await readChanged(historyFile(found, path), st, old, options.full === true, stats)
       if (!read) continue
       batch.push(read)

@@ -1710,8 +1710,10 @@ describe("Ollama's Anthropic endpoint for a model without thinking, and a Messag
   it('what rewrites a Messages body passed through, and how', () => {
     expect(rewritesMessagesBody(undefined)).toBe(false)
     expect(rewritesMessagesBody({thinkOpen: true, noWebSearch: true, claude: {noPrefill: true}})).toBe(false)
+    // (a top-level field learned away is cut out of the bytes, no parse: proxy.ts `passedBytes`)
+    expect(rewritesMessagesBody({drop: ['thinking']})).toBe(false)
     for (const rule of [
-      {drop: ['thinking']},
+      {drop: ['output_config.effort']},
       {thinking: 'adaptive' as const},
       {maxTokens: 8192},
       {minOutputTokens: 16},

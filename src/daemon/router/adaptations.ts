@@ -22,7 +22,11 @@
  * tool shapes refused by a Responses server that is not OpenAI's (plain-tools.ts), and more tools
  * than a model takes (its stated cap: the client's first ones go, ../../protocols/tool-cap.ts),
  * and a top-level field of a Responses body passed through (Codex 0.155's `access_programs`) that a
- * strict server does not know (any but those its answer depends on: `RESPONSES_NEEDED`).
+ * strict server does not know (any but those its answer depends on: `RESPONSES_NEEDED`), or a member
+ * of its input items (`input[2].status`); a top-level field of a Messages body passed through
+ * (Claude Code's `diagnostics`, `speed`...) or a member of its tools (`eager_input_streaming`) that
+ * a strict host fronting Claude does not know (`MESSAGES_NEEDED`, `TOOL_NEEDED`), and the fields of
+ * a beta refused (`BETA_FIELDS`).
  * Only these optional fields are ever dropped, renamed, capped or changed, and only when the
  * upstream's error names one that was sent; anything else (a 400 about the conversation, a field
  * the answer depends on) reaches the client
@@ -87,6 +91,10 @@ const ADAPTABLE = [
   // which its request depends on: `chatOnly`)
   'thinking',
   'enable_thinking',
+  // chat: DashScope's ask to keep earlier turns' reasoning in the model's input (chat.ts
+  // `preservedThinkingFields`), which a relay in front of it may not take: the reasoning of earlier
+  // turns is then dropped, as before (Z.AI's and Moonshot's go in `thinking`, above)
+  'preserve_thinking',
   // chat: the same switch as a chat template's argument, sent to a server on this machine or the
   // local network (vLLM, SGLang, llama.cpp); one that refuses it (a relay with its own schema)
   // goes without: the model thinks as it would have. Learned from a translated request only: a
@@ -206,10 +214,179 @@ function passedResponsesRefusal(
     if (reasoning) return reasoning
   }
   const fields = unknownResponsesFields(errorText, sent.fields)
-  if (fields === undefined) return undefined
+  if (fields === undefined)
+    return sent.fields.includes('input') ? inputMemberRefusal(errorText, known) : undefined
   return {
     next: {...known, drop: [...new Set([...(known.drop ?? []), ...fields])]},
     note: `refused ${fields.join(', ')} (a field it does not know): sent again without ${fields.length > 1 ? 'them' : 'it'}`,
+  }
+}
+
+/**
+ * The members of a Responses input item its answer depends on: a refusal of one by its place is the
+ * client's to see ({@link inputMemberRefusal}). Any other (an item's `status`, which the OpenAI SDK
+ * sends back on output items and ChatGPT's Codex backend refuses) goes from every input item.
+ */
+const INPUT_ITEM_NEEDED: readonly string[] = [
+  'type',
+  'role',
+  'content',
+  'id',
+  'call_id',
+  'name',
+  'arguments',
+  'input',
+  'output',
+  'encrypted_content',
+  'summary',
+  'action',
+  'namespace',
+]
+
+/**
+ * What a Responses server's refusal of a member of an input item teaches a body passed through:
+ * OpenAI's "Unknown parameter: 'input[2].status'." with `param: input[2].status` (ChatGPT's Codex
+ * backend to the OpenAI SDK's continuation, zyycn/codex-proxy-rs #194; a Lite endpoint's refusal of
+ * `status` on reasoning items), pydantic's "input.2.status: Extra inputs are not permitted": that
+ * member goes from every input item from then on (`inputMembers`, cut out of the bytes:
+ * ./top-fields.ts `withoutItemMembers`). Undefined for any other words, or a member the item needs
+ * ({@link INPUT_ITEM_NEEDED}).
+ */
+function inputMemberRefusal(
+  errorText: string,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  const {param, message} = errorParts(errorText)
+  const place = /^input\[\d+\]\.([A-Za-z_]\w{0,63})$/.exec(typeof param === 'string' ? param : '')?.[1]
+  const member =
+    place !== undefined && REFUSES.test(message)
+      ? place
+      : (/\b(?:unknown|unrecogni[sz]ed) parameter\W{1,3}input\[\d+\]\.([A-Za-z_]\w{0,63})(?![\w.[])/i.exec(
+          message,
+        )?.[1] ??
+        /(?<![\w.])input\.\d+\.([A-Za-z_]\w{0,63}):\s*Extra inputs are not permitted/i.exec(message)?.[1])
+  if (member === undefined || INPUT_ITEM_NEEDED.includes(member) || known.inputMembers?.includes(member))
+    return undefined
+  return {
+    next: {...known, inputMembers: [...(known.inputMembers ?? []), member]},
+    note: `refused ${member} on its input items: sent again without it`,
+  }
+}
+
+/**
+ * The top-level fields of a Messages body passed through (Claude Code's) that its answer depends
+ * on: a refusal that names one is the client's to see ({@link passedMessagesFields}); so is one of
+ * `thinking` (its own rules: a model without it), of a structured output's schema (`output_format`)
+ * or of what runs tools (`container`, `mcp_servers`). Any other field Claude Code sends (its
+ * `diagnostics`, `fallbacks`, `fallback_credit_token`, `speed`, `context_management`, `metadata`,
+ * and those it adds next) a strict host may refuse, and the request then goes without it.
+ */
+const MESSAGES_NEEDED: readonly string[] = [
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'tools',
+  'tool_choice',
+  'stream',
+  'thinking',
+  'stop_sequences',
+  'output_format',
+  'container',
+  'mcp_servers',
+]
+
+/**
+ * The members of a Messages tool its call depends on (its name, schema, description, type), and
+ * those with a rule of their own (`defer_loading`: ./tool-search.ts; `cache_control`: the prompt
+ * cache's marks): never cut for a refusal ({@link passedMessagesFields}).
+ */
+const TOOL_NEEDED: readonly string[] = [
+  'name',
+  'type',
+  'input_schema',
+  'description',
+  'defer_loading',
+  'cache_control',
+]
+
+/** Anthropic's (pydantic's) words for a field it does not know, its place before them: `tools.0.custom.eager_input_streaming: Extra inputs are not permitted`. */
+const EXTRA_AT = /(?<![\w.[\]])([A-Za-z_][\w.]{0,160}?)\s*:\s*Extra inputs are not permitted/gi
+
+/** Pydantic's plain text: the place on a line of its own, the words on the next. */
+const EXTRA_AT_LINE = /^([A-Za-z_][\w.]{0,160})\s*\n\s+Extra inputs are not permitted/gm
+
+/** Bedrock's older words ("Malformed input request: #: extraneous key [diagnostics] is not permitted"). */
+const EXTRANEOUS_KEY = /#(\/tools\/\d+)?: extraneous key \[([A-Za-z_]\w{0,63})\] is not permitted/gi
+
+/**
+ * What the refusal of a Messages body passed through names as fields it does not know, by their
+ * place: top-level fields (`diagnostics: Extra inputs are not permitted`, as Bedrock, Vertex AI,
+ * LiteLLM and OpenCode Zen pass on Anthropic's validation; "Unknown parameter: speed" and the other
+ * words of {@link UNKNOWN_FIELD}; FastAPI's list, {@link extraFields}; Bedrock's "extraneous key")
+ * and members of a tool (`tools.0.custom.eager_input_streaming: ...`, any tool's). Undefined when
+ * it names none, or one that was not sent or that the request cannot go without
+ * ({@link MESSAGES_NEEDED}, {@link TOOL_NEEDED}), or a place inside another field
+ * (`messages.1.content.0.thinking.cache_control`, `output_config.effort`: their own rules).
+ */
+export function passedMessagesFields(
+  errorText: string,
+  sent: SentRequest,
+): {fields: string[]; toolMembers: string[]} | undefined {
+  const {message} = errorParts(errorText)
+  const places = [
+    ...[...message.matchAll(EXTRA_AT)].map((m) => m[1]),
+    ...[...message.matchAll(EXTRA_AT_LINE)].map((m) => m[1]),
+    ...[...message.matchAll(EXTRANEOUS_KEY)].map((m) => (m[1] ? `tools.0.${m[2]}` : m[2])),
+    ...extraFields(errorText),
+  ]
+  if (places.length === 0) {
+    if (ECHOES_INPUT.test(message)) return undefined
+    places.push(...[...message.matchAll(UNKNOWN_FIELD)].map((m) => m[1]))
+    const listed = LISTS_FIELDS.exec(message)
+    if (listed) places.push(...listed[1].split(/[\s,`'"]+/).filter(Boolean))
+  }
+  if (places.length === 0) return undefined
+  const fields = new Set<string>()
+  const toolMembers = new Set<string>()
+  for (const place of new Set(places)) {
+    const member = /^tools\.\d+\.(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w{0,63})$/.exec(place)?.[1]
+    if (member !== undefined) {
+      if (TOOL_NEEDED.includes(member) || !sent.toolMembers?.includes(member)) return undefined
+      toolMembers.add(member)
+    } else if (
+      /^[A-Za-z_]\w{0,63}$/.test(place) &&
+      sent.fields.includes(place) &&
+      !MESSAGES_NEEDED.includes(place)
+    )
+      fields.add(place)
+    else return undefined
+  }
+  return {fields: [...fields], toolMembers: [...toolMembers]}
+}
+
+/**
+ * What a strict host's refusal of a Messages body passed through (Claude Code's) teaches
+ * ({@link passedMessagesFields}): its top-level fields named go from then on (`drop`, cut out of
+ * the bytes: ./top-fields.ts), the tool members named from every tool (`toolMembers`).
+ */
+function passedMessagesRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  const named = passedMessagesFields(errorText, sent)
+  if (named === undefined) return undefined
+  const {fields, toolMembers} = named
+  const members = toolMembers.filter((m) => !known.toolMembers?.includes(m))
+  const words = [...fields, ...members.map((m) => `its tools' ${m}`)]
+  return {
+    next: {
+      ...known,
+      ...(fields.length > 0 ? {drop: [...new Set([...(known.drop ?? []), ...fields])]} : {}),
+      ...(members.length > 0 ? {toolMembers: [...(known.toolMembers ?? []), ...members]} : {}),
+    },
+    note: `refused ${words.join(', ')}: sent again without ${words.length > 1 ? 'them' : 'it'}`,
   }
 }
 
@@ -325,6 +502,7 @@ const CHAT_BODY_RULES = [
   'effortWithTools',
   'noThinkingUnstreamed',
   'minOutputTokens',
+  'minJsonOutputTokens',
   'objectSchemas',
   'toolCap',
   'media',
@@ -349,12 +527,13 @@ function holdsAny(
 export const rewritesChatBody = (a: UpstreamAdaptation | undefined): boolean => holdsAny(a, CHAT_BODY_RULES)
 
 /**
- * What was learned that changes a Messages body itself (its thinking form, a field it goes without,
- * its output cap or floor): a Messages request passed through untranslated to such an upstream
- * model is rewritten (translate.ts `adaptPassedMessages`); any other goes as it came, unparsed.
+ * What was learned that changes a Messages body itself (its thinking form, a part of a field it
+ * goes without, its output cap or floor): a Messages request passed through untranslated to such an
+ * upstream model is rewritten (translate.ts `adaptPassedMessages`); any other goes as it came,
+ * unparsed, the top-level fields and tools' members it goes without cut out of its bytes (proxy.ts
+ * `passedBytes`).
  */
 const MESSAGES_BODY_RULES = [
-  'drop',
   // an `output_config.effort` value refused, as the nearest the model takes
   'effort',
   'thinking',
@@ -375,6 +554,9 @@ const MESSAGES_BODY_RULES = [
  */
 export const rewritesMessagesBody = (a: UpstreamAdaptation | undefined): boolean =>
   holdsAny(a, MESSAGES_BODY_RULES) ||
+  // (a top-level field learned away is cut out of the bytes, no parse: proxy.ts `passedBytes`; a
+  // part of one, `output_config.effort`, is not)
+  a?.drop?.some((f) => f.includes('.')) === true ||
   a?.claude?.noForcedTools === true ||
   a?.claude?.emptyThinking === true ||
   a?.claude?.thinkingEveryToolTurn === true
@@ -1240,6 +1422,8 @@ function thinkingConfigRefusal(
       next: {...known, noThinking: true},
       note: 'refused thinkingConfig: sent again without it (the model does not think)',
     }
+  const raised = levelRefusal(errorText, sent.level, known)
+  if (raised) return raised
   if (
     sent.level !== undefined &&
     /thinking[ _]level\b.{0,40}not supported/i.test(errorParts(errorText).message)
@@ -1251,6 +1435,36 @@ function thinkingConfigRefusal(
   const budget = budgetRefusal(errorText, sent.budget)
   if (!budget) return undefined
   return {next: {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}}, note: budget.note}
+}
+
+/** Gemini 3's thinking levels, each with the next one up (`HIGH`, the most, has none). */
+const NEXT_LEVEL: Readonly<Record<string, string>> = {MINIMAL: 'LOW', LOW: 'MEDIUM', MEDIUM: 'HIGH'}
+
+/**
+ * A Gemini 3 model's refusal of the one thinking level sent, named in its words (Gemini API:
+ * "Thinking level MINIMAL is not supported for this model. Please retry with other thinking
+ * level.", theJayTea/WritingTools #282 for Pro and Flash 3.7 on; Vertex: "Unable to submit request
+ * because thinking_level MEDIUM is not supported by this model", jenslys/opencode-gemini-auth #14):
+ * from then on the next level up goes in its place (`MINIMAL` as `LOW`: leaving the level out
+ * would have the model think at its default, high). `HIGH` refused, or a refusal that names no
+ * level (Gemini 2.5's, of any), is no such refusal: the level is left out
+ * ({@link thinkingConfigRefusal}).
+ */
+function levelRefusal(
+  errorText: string,
+  sent: string | undefined,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (sent === undefined) return undefined
+  const level = sent.toUpperCase()
+  const next = NEXT_LEVEL[level]
+  if (!next || known.thinkingLevels?.[level] !== undefined) return undefined
+  const named = /thinking[ _]level (\w+) is not supported/i.exec(errorParts(errorText).message)
+  if (named?.[1].toUpperCase() !== level) return undefined
+  return {
+    next: {...known, thinkingLevels: {...known.thinkingLevels, [level]: next}},
+    note: `refused thinkingLevel ${sent}: sent again with ${next}, the next level up`,
+  }
 }
 
 /**
@@ -2024,11 +2238,34 @@ export function betaValues(header: string): string[] {
 }
 
 /**
+ * The body fields of Claude Code's that a beta of the `anthropic-beta` header turns on, by the
+ * beta's name up to its date: a host refuses such a field sent without its beta ("diagnostics:
+ * Extra inputs are not permitted"), so a beta learned away takes its fields with it, in the same
+ * retry (cache diagnosis's `diagnostics`, the server-side fallback's `fallbacks` and
+ * `fallback_credit_token`, fast mode's `speed`, context editing's `context_management`).
+ */
+const BETA_FIELDS: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['context-management-', ['context_management']],
+  ['cache-diagnosis-', ['diagnostics']],
+  ['server-side-fallback-', ['fallbacks', 'fallback_credit_token']],
+  ['fast-mode-', ['speed']],
+]
+
+/** The body fields among those sent that need one of the betas `refused` ({@link BETA_FIELDS}). */
+function fieldsOfBetas(refused: readonly string[], sent: SentRequest, known: UpstreamAdaptation): string[] {
+  const fields: string[] = []
+  for (const [prefix, needing] of BETA_FIELDS)
+    if (refused.some((b) => b.startsWith(prefix)))
+      for (const f of needing) if (sent.fields.includes(f) && !known.drop?.includes(f)) fields.push(f)
+  return fields
+}
+
+/**
  * What a Messages upstream's refusal of the `anthropic-beta` values it was sent (`sent.betas`)
  * teaches: those it names, among those sent, go no more (the others kept, in order); named none
- * (Bedrock's "invalid beta flag"), the header goes no more. A body field that depends on a beta
- * then dropped (`context_management`) is refused next, and learned away as such (claudeRefusal).
- * Undefined for any other words, and for values named that were not sent (a relay's own).
+ * (Bedrock's "invalid beta flag"), the header goes no more. The body fields that need a beta then
+ * dropped go with it ({@link BETA_FIELDS}: `drop`, cut out of a body passed through). Undefined for
+ * any other words, and for values named that were not sent (a relay's own).
  */
 function betaRefusal(
   errorText: string,
@@ -2038,19 +2275,33 @@ function betaRefusal(
   if (sent.betas === undefined) return undefined
   const values = betaValues(sent.betas)
   if (values.length === 0) return undefined
+  /** `learned` with the fields of the betas `refused` dropped, and the note's words for them. */
+  const withFields = (learned: UpstreamAdaptation, refused: readonly string[]) => {
+    const fields = fieldsOfBetas(refused, sent, known)
+    if (fields.length === 0) return {next: learned, also: ''}
+    return {
+      next: {...learned, drop: [...(known.drop ?? []), ...fields]},
+      also: ` and without ${fields.join(', ')} (${fields.length > 1 ? 'fields' : 'a field'} of ${refused.length > 1 ? 'those betas' : 'that beta'})`,
+    }
+  }
   const named = UNEXPECTED_BETAS.exec(errorText)
   if (named) {
     const refused = [...named[1].matchAll(/[\w.:-]+/g)].map((m) => m[0]).filter((v) => values.includes(v))
     if (refused.length === 0) return undefined
+    const {next, also} = withFields(
+      {...known, refusedBetas: [...new Set([...(known.refusedBetas ?? []), ...refused])]},
+      refused,
+    )
     return {
-      next: {...known, refusedBetas: [...new Set([...(known.refusedBetas ?? []), ...refused])]},
-      note: `refused anthropic-beta ${refused.join(', ')}: sent again without ${refused.length > 1 ? 'them' : 'it'}`,
+      next,
+      note: `refused anthropic-beta ${refused.join(', ')}: sent again without ${refused.length > 1 ? 'them' : 'it'}${also}`,
     }
   }
   if (known.noBetas || !INVALID_BETA_FLAG.test(errorText)) return undefined
+  const {next, also} = withFields({...known, noBetas: true}, values)
   return {
-    next: {...known, noBetas: true},
-    note: 'refused its anthropic-beta values (invalid beta flag, none named): sent again without the header',
+    next,
+    note: `refused its anthropic-beta values (invalid beta flag, none named): sent again without the header${also}`,
   }
 }
 
@@ -2097,6 +2348,12 @@ function decide(
   if (status === 400 && sent.optionalServerTools !== undefined) {
     const tool = serverToolRefusal(errorText, sent, known)
     if (tool) return tool
+  }
+  // a Messages body passed through (Claude Code's): a top-level field or a tool's member a strict
+  // host does not know (its `diagnostics`, `speed`, tools' `eager_input_streaming`...)
+  if (sent.upstream === 'messages' && sent.stream !== undefined && (status === 400 || status === 422)) {
+    const fields = passedMessagesRefusal(errorText, sent, known)
+    if (fields) return fields
   }
   // a Responses body passed through (Codex's; `stream` is said only of a body passed through):
   // only a field it does not know is learned here, what passedResponses applies
@@ -2185,14 +2442,20 @@ function decide(
   // OpenAI's chat "Could not finish the message because max_tokens or model output limit was
   // reached" (`param` null) names max_tokens in its words, which the field rules below would read
   // as max_tokens refused and send every later request without it (review77 #5): it teaches the
-  // floor of 16 only below 16 (outputFloor) and only where it cannot be a JSON answer cut short
-  // (the same words: a request for JSON without reasoning, a classifier's tiny maximum that a
-  // later request of the model needs kept, review77 #6), else nothing
-  if (
-    COULD_NOT_FINISH.test(errorText) &&
-    (sent.maxTokens === undefined || sent.maxTokens >= 16 || jsonCutShort(sent))
-  )
-    return undefined
+  // floor of 16 only below 16 (outputFloor), else nothing (the request at 16 that still cannot
+  // finish reaches the client: one try again, no more). Where it can be a JSON answer cut short (a
+  // request for JSON without reasoning), the floor is only for requests for JSON: a classifier's
+  // plain tiny maximum to that model stays as it came (review77 #6)
+  if (COULD_NOT_FINISH.test(errorText)) {
+    if (sent.maxTokens === undefined || sent.maxTokens >= 16) return undefined
+    if (jsonCutShort(sent))
+      return known.minJsonOutputTokens !== undefined
+        ? undefined
+        : {
+            next: {...known, minJsonOutputTokens: 16},
+            note: `refused max_tokens ${sent.maxTokens} for JSON (its answer cut short, or the model's floor): sent again with 16, and each request for JSON so`,
+          }
+  }
   const floor = outputFloor(errorText, sent.maxTokens)
   if (floor !== undefined)
     return {
@@ -2603,6 +2866,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (budget?.over !== undefined) rules.push(`a thinking budget from ${budget.over} up left out`)
   if (budget?.under !== undefined) rules.push(`a thinking budget up to ${budget.under} left out`)
   if (a.noThinkingLevel) rules.push('thinkingLevel left out (the model takes none)')
+  for (const [from, to] of Object.entries(a.thinkingLevels ?? {}))
+    rules.push(`thinkingLevel ${from} sent as ${to}`)
   if (a.noThinking) rules.push('thinkingConfig left out (the model does not think)')
   if (a.noSystemInstruction)
     rules.push('the system prompt in the first user turn (systemInstruction refused)')
@@ -2611,6 +2876,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.bridgeToolTurns) rules.push('an assistant message between tool results and a user message')
   if (a.noWebSearch) rules.push('web search beside functions left out')
   if (a.refusedServerTools?.length) rules.push(`${a.refusedServerTools.join(', ')} tools left out (refused)`)
+  if (a.toolMembers?.length) rules.push(`tools sent without ${a.toolMembers.join(', ')} (refused)`)
+  if (a.inputMembers?.length) rules.push(`input items sent without ${a.inputMembers.join(', ')} (refused)`)
   if (a.noCacheMarks) rules.push('no cache marks on content parts (cache_control refused)')
   if (a.schemaKeys?.length)
     rules.push(`tool schemas sent without ${a.schemaKeys.join(', ')} (Gemini's schema subset)`)
@@ -2674,6 +2941,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.noThinkingUnstreamed)
     rules.push('a non-stream request sent with enable_thinking false, so its answer has no reasoning')
   if (a.minOutputTokens !== undefined) rules.push(`max_tokens raised to at least ${a.minOutputTokens}`)
+  if (a.minJsonOutputTokens !== undefined)
+    rules.push(`max_tokens of a request for JSON raised to at least ${a.minJsonOutputTokens}`)
   if (a.systemFirst) rules.push('system messages after the first turn folded into the first system message')
   if (a.alternateRoles) rules.push('successive user, assistant or system messages sent as one message')
   if (a.objectSchemas)

@@ -5,11 +5,16 @@
  * they were in the answer's row's note only), with the status Gemini answered (review72 #3). Through the Router into logs.db, with a scripted
  * Gemini upstream that answers nothing and a chat upstream that answers.
  */
+import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {json, runCli, tempHome} from '../../../test/helpers/cli.js'
+import {LogStore} from '../../store/log-store.js'
+import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
 import {providerHealth} from '../../ui/app/model-routes.js'
-import type {RouterWithLogs, Upstream} from './proxy-fixture.js'
-import {routerWithLogs, startUpstream} from './proxy-fixture.js'
+import {Router} from './index.js'
+import type {Upstream} from './proxy-fixture.js'
+import {serveRouter, startUpstream} from './proxy-fixture.js'
 
 /** Gemini's empty answer (STOP, no part), whose prompt Google bills. */
 const EMPTY = {
@@ -25,11 +30,19 @@ const CHAT = {
   usage: {prompt_tokens: 700, completion_tokens: 9, total_tokens: 709},
 }
 
-let gateway: RouterWithLogs
+let home: ReturnType<typeof tempHome>
+let store: LogStore
+let router: Router
 let gemini: Upstream
 let chat: Upstream
+let url: string
+let providers: ProviderConfig[]
+let policy: PolicyConfig
 
 beforeAll(async () => {
+  home = tempHome()
+  store = await LogStore.open(join(home.home, 'logs.db'))
+  router = new Router({logStore: store})
   gemini = await startUpstream((_req, res) => {
     res.writeHead(200, {'content-type': 'application/json'})
     res.end(JSON.stringify(EMPTY))
@@ -38,35 +51,37 @@ beforeAll(async () => {
     res.writeHead(200, {'content-type': 'application/json'})
     res.end(JSON.stringify(CHAT))
   })
-  gateway = await routerWithLogs({
-    providers: [
-      {name: 'up-gemini', family: 'gemini', baseUrl: gemini.origin, credential: {secret: 'g-key'}},
-      {name: 'deepseek', family: 'chat', baseUrl: chat.origin, credential: {secret: 'd-key'}},
-    ],
-    policy: {
-      id: 'p',
-      routes: {
-        messages: [
-          {provider: 'up-gemini', model: 'gemini-2.5-pro', translate: true},
-          {provider: 'deepseek', model: 'deepseek-chat', translate: true},
-        ],
-      },
-      fallbacks: true,
-      breaker: {failureThreshold: 5, cooldownMs: 30_000},
-      timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
+  providers = [
+    {name: 'up-gemini', family: 'gemini', baseUrl: gemini.origin, credential: {secret: 'g-key'}},
+    {name: 'deepseek', family: 'chat', baseUrl: chat.origin, credential: {secret: 'd-key'}},
+  ]
+  policy = {
+    id: 'p',
+    routes: {
+      messages: [
+        {provider: 'up-gemini', model: 'gemini-2.5-pro', translate: true},
+        {provider: 'deepseek', model: 'deepseek-chat', translate: true},
+      ],
     },
-  })
+    fallbacks: true,
+    breaker: {failureThreshold: 5, cooldownMs: 30_000},
+    timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
+  }
+  const served = await serveRouter(router, () => ({family: 'messages', policy, providers}))
+  url = served.origin
+  return served.close
 })
 
 afterAll(async () => {
-  await gateway.close()
+  await router.close()
+  store.close()
   gemini.close()
   chat.close()
+  home.cleanup()
 })
 
 describe("a billed try of another provider than the answer's", () => {
   it('is a row of its own in logs.db, of its provider and model, which `gwctl usage` counts there', async () => {
-    const {url, store} = gateway
     const res = await fetch(`${url}/v1/messages`, {
       method: 'POST',
       headers: {'content-type': 'application/json'},
@@ -74,6 +89,7 @@ describe("a billed try of another provider than the answer's", () => {
     })
     expect(res.status).toBe(200)
     expect(((await res.json()) as {content: Array<{text: string}>}).content[0]!.text).toBe('done')
+    store.flush()
     const rows = store.queryLogs()
     expect(rows).toHaveLength(2)
     const answer = rows.find((r) => r.provider === 'deepseek')
@@ -99,11 +115,39 @@ describe("a billed try of another provider than the answer's", () => {
       /twice \(sent again once\); billed 1800 input tokens for what the client never got/,
     )
     expect(tried!.error).toContain('in the row of deepseek/deepseek-chat')
-    // `gwctl usage --by provider`: each provider's tokens on its own line
+    // the try's row is marked as one by a flag (data, not its note's words: `usage reconcile`
+    // leaves such rows out by it)
+    expect(tried!.billedTry).toBe(true)
+    expect(answer!.billedTry).toBeUndefined()
+    // `gwctl usage --by provider`: each provider's tokens on its own line; the try is spend, not a
+    // request the agent made (its request is the answer's row)
     const byProvider = store.usage({pivot: 'provider'})
     // (and Gemini's empty 200 is no error there, nor a 5xx in the app's provider health)
-    expect(byProvider.find((u) => u.key === 'up-gemini')).toMatchObject({inputTokens: 1800, errors: 0})
+    expect(byProvider.find((u) => u.key === 'up-gemini')).toMatchObject({
+      inputTokens: 1800,
+      errors: 0,
+      requests: 0,
+    })
     expect(providerHealth(rows, Date.now()).get('up-gemini')?.errors ?? 0).toBe(0)
-    expect(byProvider.find((u) => u.key === 'deepseek')).toMatchObject({inputTokens: 700, outputTokens: 9})
+    expect(byProvider.find((u) => u.key === 'deepseek')).toMatchObject({
+      inputTokens: 700,
+      outputTokens: 9,
+      requests: 1,
+    })
+  })
+
+  it('`gwctl usage --json` counts one request, and the tokens of both', async () => {
+    store.flush()
+    const run = (args: string[]) => runCli(['usage', ...args, '--json'], {home: home.home})
+    const byProvider = json<{rows: Array<{key: string; requests: number; inputTokens: number}>}>(
+      await run(['--pivot', 'provider']),
+    )
+    expect(byProvider.rows.find((r) => r.key === 'up-gemini')).toMatchObject({requests: 0, inputTokens: 1800})
+    expect(byProvider.rows.find((r) => r.key === 'deepseek')).toMatchObject({requests: 1, inputTokens: 700})
+    // (the rows themselves, which `--pivot tool` reads, not the hourly roll-up: the same counts)
+    const byTool = json<{totals: {requests: number; errors: number; inputTokens: number}}>(
+      await run(['--pivot', 'tool']),
+    )
+    expect(byTool.totals).toMatchObject({requests: 1, errors: 0, inputTokens: 2500})
   })
 })

@@ -9,16 +9,9 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyTarget} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
-import {leaveChat, ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {CHAT_ANSWER_BILLED, leaveChat, ProxyGateway, startUpstream} from './proxy-fixture.js'
 
-const ANSWER = JSON.stringify({
-  id: 'chatcmpl-1',
-  object: 'chat.completion',
-  created: 1,
-  model: 'm',
-  choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
-  usage: {prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240},
-})
+const ANSWER = CHAT_ANSWER_BILLED
 
 /** Called once the upstream sent its headers. */
 let headersSent: () => void = () => undefined

@@ -8,7 +8,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Upstream} from './proxy-fixture.js'
-import {CHAT_ANSWER, chatTarget, ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {CHAT_ANSWER, chatTarget, ProxyGateway, responsesTarget, startUpstream} from './proxy-fixture.js'
 
 const COMPACTED = JSON.stringify({
   id: 'resp_c1',
@@ -46,15 +46,7 @@ afterAll(async () => {
   chat.close()
 })
 
-const responsesTarget = (): ProxyTarget => ({
-  provider: {
-    name: 'openai',
-    family: 'responses',
-    baseUrl: `${responses.origin}/v1`,
-    credential: {secret: 'k'},
-  },
-  model: 'gpt-5.5',
-})
+const openai = (): ProxyTarget => responsesTarget('openai', 'gpt-5.5', responses.origin)
 const translatedChat = (): ProxyTarget => ({
   ...chatTarget('deepseek', 'deepseek-chat', chat.origin),
   translate: true,
@@ -83,7 +75,7 @@ describe('POST /v1/responses/compact', () => {
   it('goes to a Responses upstream as it came, and its answer back as it came', async () => {
     seen.length = 0
     gateway.results.length = 0
-    route = {targets: [responsesTarget()]}
+    route = {targets: [openai()]}
     const res = await post('/v1/responses/compact', COMPACT_BODY)
     expect(res.status).toBe(200)
     expect(await res.text()).toBe(COMPACTED)
@@ -118,7 +110,7 @@ describe('POST /v1/responses/compact', () => {
   it('a translated target first, a Responses one after it: the Responses one takes it', async () => {
     seen.length = 0
     gateway.results.length = 0
-    route = {targets: [translatedChat(), responsesTarget()]}
+    route = {targets: [translatedChat(), openai()]}
     const res = await post('/v1/responses/compact', COMPACT_BODY)
     expect(res.status).toBe(200)
     expect(seen.map((s) => [s.server, s.path])).toEqual([['responses', '/v1/responses/compact']])
@@ -156,7 +148,7 @@ describe('compaction items on a translated route', () => {
 
   it('passed through to a Responses upstream, a compaction item goes as it came', async () => {
     seen.length = 0
-    route = {targets: [responsesTarget()]}
+    route = {targets: [openai()]}
     const body = turn({type: 'compaction', encrypted_content: 'gAAAAB-opaque'})
     expect((await post('/v1/responses', body)).status).toBe(200)
     expect(seen).toEqual([{server: 'responses', path: '/v1/responses', body}])

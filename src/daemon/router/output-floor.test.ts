@@ -43,17 +43,25 @@ describe("OpenAI's chat words learned from a request", () => {
     }
   })
 
-  it("of a JSON answer cut short below 16 teach nothing: a classifier's later max_tokens 1 goes as it came (review77 #6)", () => {
+  it("of a JSON answer cut short below 16 teach a floor for requests for JSON only: a classifier's later max_tokens 1 goes as it came (review77 #6)", () => {
     const a = new UpstreamAdaptations()
+    const json = chat({max_tokens: 10, response_format: JSON_FORMAT})
+    expect(a.learn('openai', 'gpt-4o', openAi, sentOfPassedChat(json))).toBe(
+      "refused max_tokens 10 for JSON (its answer cut short, or the model's floor): sent again with 16, and each request for JSON so",
+    )
+    const learned = a.get('openai', 'gpt-4o')!
+    expect(learned).toEqual({minJsonOutputTokens: 16})
+    const adapted = (body: Record<string, unknown>) =>
+      JSON.parse(adaptPassedChat(body, learned).toString()) as Record<string, unknown>
+    // (that request again, and each later one for JSON, JSON mode too: 16; a plain one as it came)
+    expect(adapted(json).max_tokens).toBe(16)
     expect(
-      a.learn(
-        'openai',
-        'gpt-4o',
-        openAi,
-        sentOfPassedChat(chat({max_tokens: 10, response_format: JSON_FORMAT})),
-      ),
-    ).toBeUndefined()
-    expect(a.get('openai', 'gpt-4o')).toBeUndefined()
+      adapted(chat({max_completion_tokens: 3, response_format: {type: 'json_object'}})).max_completion_tokens,
+    ).toBe(16)
+    expect(adapted(chat({max_tokens: 1})).max_tokens).toBe(1)
+    expect(adapted(chat({max_tokens: 1, response_format: {type: 'text'}})).max_tokens).toBe(1)
+    // at 16 the same words teach nothing more: that request reaches the client (one try again)
+    expect(a.learn('openai', 'gpt-4o', openAi, sentOfPassedChat(adapted(json), learned))).toBeUndefined()
     // the probe's shape (no JSON), or JSON with reasoning asked: the floor
     const b = new UpstreamAdaptations()
     expect(b.learn('openai', 'gpt-5.5', openAi, sentOfPassedChat(chat({max_tokens: 1})))).toBe(

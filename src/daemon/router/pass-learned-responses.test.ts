@@ -14,6 +14,7 @@
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {
+  inputItemStatusRefusal,
   ollamaEffortRefusal,
   selectQuirks,
   unknownResponsesParameter,
@@ -47,7 +48,10 @@ beforeAll(async () => {
           body: {error: {message: ollama, type: 'invalid_request_error', param: null, code: null}},
         }
       const effort = unsupportedResponsesParameter(body, quirks)
-      return effort && {status: 400, body: {error: {...effort, type: 'invalid_request_error'}}}
+      if (effort) return {status: 400, body: {error: {...effort, type: 'invalid_request_error'}}}
+      // (`gpt-5.5+strict-input-items`: ChatGPT's Codex backend's refusal of an input item's status)
+      const status = inputItemStatusRefusal(body, quirks)
+      return status && {status: 400, body: {error: status}}
     },
     {stream: RESPONSES_STREAM, json: RESPONSES_ANSWER},
   )
@@ -232,5 +236,43 @@ describe("Codex's effort refused by a Responses server, passed through", () => {
     expect((await post(escaped)).status).toBe(200)
     expect(received).toHaveLength(1)
     expect(JSON.parse(String(received[0]))).toEqual({...JSON.parse(escaped), reasoning: {effort: 'max'}})
+  })
+})
+
+/**
+ * The OpenAI SDK's continuation as raw text (zyycn/codex-proxy-rs #194): the answer's output items
+ * sent back with their `status`, which ChatGPT's Codex backend refuses ("Unknown parameter:
+ * 'input[2].status'."); escapes and a number `JSON.stringify` would write otherwise, and the word
+ * `"status"` inside a text, so a body written again, or a cut outside the items, would show.
+ */
+const continuation = (model: string, stream = false) =>
+  `{"model":"${model}","input":[{"type":"message","role":"user","content":"say \\"status\\": caf\\u00e9"},` +
+  `{"type":"reasoning","id":"rs_1","summary":[],"status":"completed"},` +
+  `{"type":"function_call","id":"fc_1","call_id":"c1","name":"exec","arguments":"{}", "status" : "completed"},` +
+  `{"type":"function_call_output","call_id":"c1","output":"ok"}],"stream":${stream},"temperature":1.0}`
+const withoutStatus = (text: string) =>
+  text.replace(',"status":"completed"}', '}').replace(', "status" : "completed"}', '}')
+
+describe("an input item's status refused by ChatGPT's Codex backend", () => {
+  it('learned at once: every input item sent again without it, the bytes otherwise as they came; the next turn in one try', async () => {
+    targets = [target('codex-backend')]
+    const model = 'gpt-5.5+strict-input-items'
+    const body = continuation(model)
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(received.map(String)).toEqual([body, withoutStatus(body)])
+    const [result] = await gateway.settled(1)
+    expect([result.status, result.error]).toEqual([
+      200,
+      'codex-backend refused status on its input items: sent again without it',
+    ])
+    expect(learnedAdaptations().find((a) => a.provider === 'codex-backend')?.rules).toEqual([
+      'input items sent without status (refused)',
+    ])
+    // the next turn (a stream): one try, without it
+    received.length = 0
+    const next = continuation(model, true)
+    expect(await (await post(next)).text()).toBe(RESPONSES_STREAM)
+    expect(received.map(String)).toEqual([withoutStatus(next)])
   })
 })

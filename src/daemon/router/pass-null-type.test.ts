@@ -120,6 +120,22 @@ describe('a tool schema with "type": null in a body passed through', () => {
     expect((await gateway.settled(1))[0].error).toBeNull()
   })
 
+  it('a null type however its writer spelled it (a tab, a line break and an indent, an escaped name) goes typed and is answered', async () => {
+    targets = [responsesTarget()]
+    const automation = AUTOMATION.replace('"type":null', '"type":\tnull').replace(
+      '"type":null',
+      '"\\u0074ype" :\n  null',
+    )
+    expect(JSON.parse(automation)).toEqual(JSON.parse(AUTOMATION))
+    const answer = await post('/v1/responses', codexBody(automation), {originator: 'codex_exec'})
+    expect(answer.status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(String(received[0])).toBe(
+      codexBody(automation.replace('\tnull', '\t"object"').replace('"\\u0074ype" :\n  null,', '')),
+    )
+    expect(nullTyped(JSON.parse(String(received[0])) as Record<string, unknown>)).toBeUndefined()
+  })
+
   it('a chat body to a chat server and a Messages body to a Messages server go as they came (no client of theirs sends one; the search would cost each request)', async () => {
     const chat = (schema: string) =>
       `{"model":"deepseek-v4-pro","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"automation_update","parameters":${schema}}}]}`

@@ -1,5 +1,6 @@
 import {adjacentOutputs} from '../../protocols/adjacent-outputs.js'
 import {withInputMapped} from '../../protocols/responses-input.js'
+import type {PreservedThinking} from '../../protocols/ir.js'
 
 /**
  * Codex on a Responses server that is not OpenAI's. Codex 0.17x sends OpenAI's newest tool shapes
@@ -201,6 +202,29 @@ export function isMoonshotApi(baseUrl: string): boolean {
  */
 export function isDashScopeApi(baseUrl: string): boolean {
   return /^https:\/\/(?:[\w-]+\.)*dashscope(?:-[a-z]+)?\.aliyuncs\.com(?:[:/?#]|$)/i.test(baseUrl)
+}
+
+/** Z.AI's API (`api.z.ai`, its Coding Plan's route too) and Zhipu's BigModel (`open.bigmodel.cn`): GLM. */
+export function isZaiApi(baseUrl: string): boolean {
+  return /^https:\/\/(?:api\.z\.ai|open\.bigmodel\.cn)(?:[:/?#]|$)/i.test(baseUrl)
+}
+
+/**
+ * Whether `model` on the host of `baseUrl` drops the reasoning of earlier turns from its input
+ * unless the request asks to keep it, and in which vendor's words (chat.ts
+ * `preservedThinkingFields`): Qwen3.6 and later (`qwen3.6-plus`, `qwen3.7-max`) and Kimi K2.6 on
+ * DashScope; GLM-4.7 and GLM-5.x on Z.AI or BigModel; Kimi K2.6 on Moonshot's API. The name first
+ * (any `vendor/` prefix aside), then the host; undefined for any other model or host (the same
+ * model served elsewhere, a vLLM with its own chat template, goes as before).
+ */
+export function preservedThinkingOf(model: string, baseUrl: string): PreservedThinking | undefined {
+  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
+  if (/^qwen3\.(?:[6-9]|\d{2,})(?:[-.]|$)/.test(name))
+    return isDashScopeApi(baseUrl) ? 'dashscope' : undefined
+  if (/^kimi-k2\.6(?:-|$)/.test(name))
+    return isDashScopeApi(baseUrl) ? 'dashscope' : isMoonshotApi(baseUrl) ? 'moonshot' : undefined
+  if (/^glm-(?:4\.7|5)(?:[.-]|$)/.test(name)) return isZaiApi(baseUrl) ? 'zai' : undefined
+  return undefined
 }
 
 /**

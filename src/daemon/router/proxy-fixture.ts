@@ -16,7 +16,7 @@ import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
 import type {RouterOptions} from './index.js'
 import {Router} from './index.js'
 import type {RequestIdentity} from './log-entry.js'
-import type {ProxyResult, ProxyTarget} from './proxy.js'
+import type {ProxyOptions, ProxyResult, ProxyTarget} from './proxy.js'
 import {proxyRequest, UpstreamPools} from './proxy.js'
 
 /** A request's whole body. */
@@ -150,6 +150,32 @@ export const messagesTarget = (name: string, model: string, origin: string): Pro
   model,
 })
 
+/** A Responses provider's target at a scripted upstream (`origin`, its API under `/v1`), for `model`. */
+export const responsesTarget = (name: string, model: string, origin: string): ProxyTarget => ({
+  provider: {name, family: 'responses', baseUrl: `${origin}/v1`, credential: {secret: 'k'}},
+  model,
+})
+
+/** A Responses answer of one message (`text`, its id `messageId`), as a scripted upstream gives it. */
+export const responsesAnswer = (id: string, messageId: string, text: string, inputTokens: number): string =>
+  JSON.stringify({
+    id,
+    object: 'response',
+    created_at: 1,
+    status: 'completed',
+    model: 'gpt-5.5',
+    output: [
+      {
+        type: 'message',
+        id: messageId,
+        role: 'assistant',
+        status: 'completed',
+        content: [{type: 'output_text', text, annotations: []}],
+      },
+    ],
+    usage: {input_tokens: inputTokens, output_tokens: 1, total_tokens: inputTokens + 1},
+  })
+
 /**
  * A Messages client's smallest request (`hi`, 64 tokens, not streamed, the key `gw-key`) posted to
  * the gateway at `origin`: what a test of the answer's status and headers sends.
@@ -201,23 +227,7 @@ export const CHAT_ANSWER = JSON.stringify({
 })
 
 /** A Responses answer a scripted upstream answers with (its text: `done`, its id `resp_1`). */
-export const RESPONSES_ANSWER = JSON.stringify({
-  id: 'resp_1',
-  object: 'response',
-  created_at: 1,
-  status: 'completed',
-  model: 'm',
-  output: [
-    {
-      type: 'message',
-      id: 'msg_1',
-      role: 'assistant',
-      status: 'completed',
-      content: [{type: 'output_text', text: 'done', annotations: []}],
-    },
-  ],
-  usage: {input_tokens: 9, output_tokens: 1, total_tokens: 10},
-})
+export const RESPONSES_ANSWER = responsesAnswer('resp_1', 'msg_1', 'done', 9)
 
 /** The same answer as a Responses stream (created, then completed). */
 export const RESPONSES_STREAM = [
@@ -226,6 +236,39 @@ export const RESPONSES_STREAM = [
 ]
   .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
   .join('')
+
+/** {@link CHAT_ANSWER} with the usage its upstream bills (1200 input, 40 output tokens). */
+export const CHAT_ANSWER_BILLED = JSON.stringify({
+  ...(JSON.parse(CHAT_ANSWER) as object),
+  usage: {prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240},
+})
+
+/**
+ * Serves `router` on 127.0.0.1 (a free port) as the daemon's server does: each request routed with
+ * the family, policy and providers `route` gives it, as agent `agent-1` of policy `p`. Its origin,
+ * and what closes it.
+ */
+export async function serveRouter(
+  router: Router,
+  route: (req: IncomingMessage) => {family: Family; policy: PolicyConfig; providers: ProviderConfig[]},
+): Promise<Upstream> {
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req)
+    await router.route(
+      {
+        ...route(req),
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body,
+        identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
+      },
+      res,
+    )
+  })
+  const origin = await listen(server)
+  return {origin, close: () => shut(server)}
+}
 
 /** What the gateway does with a request: the policy's part of `proxyRequest`'s options. */
 export interface GatewayRoute {
@@ -245,6 +288,8 @@ export interface ProxyGatewayOptions {
   onResponse?: (res: ServerResponse) => void
   /** The proxy's waits after a 429 (`ProxyOptions.sleep`; default a timer). */
   sleep?: (ms: number) => Promise<void>
+  /** The daemon's memory of opaque state and minted items (`ProxyOptions.carry`; default none). */
+  carry?: ProxyOptions['carry']
 }
 
 /**
@@ -271,6 +316,7 @@ export class ProxyGateway {
           timeouts: route.timeouts ?? DEFAULT_TIMEOUTS,
           pools: this.pools,
           sleep: options.sleep,
+          carry: options.carry,
         }),
       )
     })
@@ -325,13 +371,15 @@ export interface JudgedMessagesGateway {
 }
 
 /**
- * A judged upstream (`startJudgedUpstream`: refuses as `judge` says, else answers Messages'
- * `MESSAGES_STREAM` or `MESSAGES_ANSWER`) behind a `ProxyGateway` over `options`; both started by
- * `start()`. Made at once, so a test file may destructure it at its top.
+ * A judged upstream (`startJudgedUpstream`: refuses as `judge` says, else answers `answers`, by
+ * default Messages' `MESSAGES_STREAM` or `MESSAGES_ANSWER`; a chat or Gemini upstream's behind a
+ * translated route) behind a `ProxyGateway` over `options`; both started by `start()`. Made at
+ * once, so a test file may destructure it at its top.
  */
 export function judgedMessagesGateway(
   judge: (body: Record<string, unknown>, headers: IncomingHttpHeaders) => Refusal | undefined,
   options: ProxyGatewayOptions,
+  answers: {stream: string; json: string} = {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
 ): JudgedMessagesGateway {
   const received: Buffer[] = []
   const headers: IncomingHttpHeaders[] = []
@@ -355,7 +403,7 @@ export function judgedMessagesGateway(
           headers.push(h)
           return judge(body, h)
         },
-        {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
+        answers,
       )
       await gateway.listen()
     },

@@ -12,7 +12,8 @@
  *   again to the same target after the short wait the upstream states (./rate-limit.ts).
  * - The gateway key never leaves: every credential header and `?key=` are dropped and the
  *   provider's credential is set in its protocol's form. Only protocol headers are forwarded.
- * - A client disconnect aborts the upstream request at once.
+ * - A client disconnect aborts a stream's upstream request at once; a request not streamed goes on
+ *   (within the idle timeout) for the usage its upstream bills (ClientGone).
  *
  * The pieces live next to this file: target selection (targets.ts), body reading
  * (request-body.ts), header rewriting (headers.ts), the streaming relay (relay.ts), error shaping
@@ -52,6 +53,7 @@ import {
   isDashScopeApi,
   isMoonshotApi,
   isOpenAiApi,
+  preservedThinkingOf,
   isXaiApi,
   isOpenAiResponsesHost,
   simStandsForOtherServer,
@@ -71,10 +73,10 @@ import {
 import {errorBody as familyErrorBody} from '../../protocols/errors.js'
 import {cutConfirmed, cutNote, cutWindow, holdsMedia, mayBeOllama} from './ollama-cut.js'
 import {OVERFLOW_500, relay} from './relay.js'
-import {bodyWait, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
+import {bodyWaitMs, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsPlaced} from './system-turns.js'
-import {reasoningRewritten, withoutTopFields, withReasoningAdapted} from './top-fields.js'
+import {reasoningRewritten, withoutItemMembers, withoutTopFields, withReasoningAdapted} from './top-fields.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
@@ -189,6 +191,7 @@ const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined)
         learned !== undefined &&
         (learned.toolCap !== undefined ||
           learned.noThinkingLevel === true ||
+          learned.thinkingLevels !== undefined ||
           learned.noThinking === true ||
           learned.noSystemInstruction === true ||
           learned.thinkingBudget !== undefined)
@@ -280,11 +283,29 @@ const RESET_BODY_BYTES = 1024 * 1024
  * an EventEmitter, costs more per request to create and to subscribe to, and this one is created
  * for every proxied request. It holds the listeners of the requests of one proxied request (one
  * at a time, but a failed try's may still be subscribed when the next try subscribes).
+ *
+ * A request not streamed is held ({@link holdFor}): the upstream bills the whole answer whether
+ * or not anyone reads it (it generates it before it sends a byte), so the client's leaving, before
+ * the upstream's headers or during its answer, no longer aborts the request under way: it goes on,
+ * and its answer is read to its end for the usage on the row (relay.ts, translated.ts), for the
+ * idle timeout counted from the leaving at most; then, or at the pools' close, it is given up (its
+ * listeners told). `aborted` is set at the leaving all the same: nothing new is sent (no other
+ * target, no retry). A stream is aborted at once, as the vendors stop generating a stream whose
+ * reader left (docs/USAGE-WINDOWS.md).
  */
 class ClientGone {
   aborted = false
   reason: unknown = undefined
   private listeners: Array<() => void> | undefined = undefined
+  /** How long a held request may go on after the client left (ms); undefined: not held. */
+  private holdMs: number | undefined = undefined
+  /** Where the pools' close finds {@link giveUp} while a held request goes on. */
+  private stops: Set<() => void> | undefined = undefined
+  private deadline: NodeJS.Timeout | undefined = undefined
+  /** Told once when the client leaves a held request (relay.ts: the body resumed). */
+  private left: (() => void) | undefined = undefined
+  /** Ends a held request the client left (made at its leaving). */
+  private giveUp: (() => void) | undefined = undefined
 
   // what undici checks a signal for (`typeof signal.on === 'function'`)
   on(_event: 'abort', listener: () => void): this {
@@ -305,17 +326,65 @@ class ClientGone {
   }
 
   /**
-   * The client's leaving no longer aborts the upstream request under way (its listeners, undici's,
-   * are let go): `listener` is told instead (a JSON answer read to its end for its usage: relay.ts).
+   * Holds the upstream requests of a request not streamed: the client's leaving gives them up
+   * only `ms` later, or when the pools close (`stops`: their `readingOn`).
    */
-  tellInstead(listener: () => void): void {
-    this.listeners = [listener]
+  holdFor(ms: number, stops: Set<() => void>): void {
+    this.holdMs = ms
+    this.stops = stops
+  }
+
+  /** Whether the upstream request goes on after the client's leaving (or went on past it, still). */
+  get held(): boolean {
+    return this.holdMs !== undefined
+  }
+
+  /** `listener` is told when the client leaves a held request (once; a later call replaces it). */
+  onLeft(listener: () => void): void {
+    this.left = listener
+  }
+
+  /**
+   * The request is held no longer: an answer not read on (a stream, an answer that failed) is
+   * given up at the client's leaving, at once if it left already.
+   */
+  letGo(): void {
+    if (this.holdMs === undefined) return
+    this.unhold()
+    if (this.aborted) this.tell()
+  }
+
+  /** The request ended: nothing held, no timer left (the listeners are not told). */
+  settle(): void {
+    if (this.holdMs !== undefined) this.unhold()
   }
 
   abort(reason: unknown): void {
     if (this.aborted) return
     this.aborted = true
     this.reason = reason
+    if (this.holdMs !== undefined) {
+      const giveUp = (this.giveUp = () => this.letGo())
+      this.deadline = setTimeout(giveUp, this.holdMs)
+      this.deadline.unref()
+      this.stops!.add(giveUp)
+      this.left?.()
+      return
+    }
+    this.tell()
+  }
+
+  private unhold(): void {
+    this.holdMs = undefined
+    this.left = undefined
+    if (this.giveUp) {
+      clearTimeout(this.deadline)
+      this.stops!.delete(this.giveUp)
+      this.giveUp = undefined
+    }
+  }
+
+  private tell(): void {
     const listeners = this.listeners
     this.listeners = undefined
     if (listeners) for (const listener of listeners) listener()
@@ -349,7 +418,8 @@ function unseenNote(
 
 /**
  * The `error` of a billed try's own row: why the client never got it, and whose row has its answer.
- * (`usage reconcile` knows such a row by its words: store/reconcile-query.ts `BILLED_TRY_ROW`.)
+ * (The row is marked as a billed try by its `billed_try` flag, not by these words: log-entry.ts;
+ * rows written before the flag are known by them once: store/usage-sql.ts `BILLED_TRY_NOTE`.)
  */
 function billedTryError(
   why: string | undefined,
@@ -376,7 +446,10 @@ function pause(ms: number, clientGone: ClientGone, sleep?: (ms: number) => Promi
       clientGone.removeListener('abort', gone)
       resolve(!clientGone.aborted)
     }
-    clientGone.once('abort', gone)
+    // (a held request, not streamed (Codex's compaction): its listeners are told only when it is
+    // given up, the leaving itself through `onLeft`; no relay reads meanwhile)
+    if (clientGone.held) clientGone.onLeft(gone)
+    else clientGone.once('abort', gone)
     if (sleep) void sleep(ms).then(done, done)
     else timer = setTimeout(done, ms)
   })
@@ -409,7 +482,7 @@ async function waitFor429(
   const text = await errorBody(upstream.body)
   if (typeof text !== 'string') return text
   const said = parseRetryAfter(upstream.headers)
-  const read = said === undefined ? bodyWait(text) : undefined
+  const read = said === undefined ? bodyWaitMs(text) : undefined
   const wait = said ?? read?.retryMs ?? RETRY_429.fixedMs[retried] ?? RETRY_429.capMs
   if (read?.long || waited + wait > RETRY_429.capMs) return text
   // (an open breaker, or a half-open trial that this 429 reopened, is not waited for)
@@ -419,6 +492,9 @@ async function waitFor429(
   if (target.breaker && !target.breaker.tryAcquire()) return text
   return wait
 }
+
+/** The bytes of an `item_reference` input item's type, looked for only while gwctl holds items. */
+const ITEM_REFERENCE = '"item_reference"'
 
 /** Sends one request through the targets; never throws for upstream trouble (see the result). */
 export async function proxyRequest(
@@ -451,6 +527,8 @@ export async function proxyRequest(
     clientAborted: false,
     attempts,
   }
+  /** The client left before the answer's headers went out. */
+  let leftEarly = false
   /** What a refusal of the upstream changed in this request (adaptations.ts), for its log row. */
   const adapted: string[] = []
   /**
@@ -485,6 +563,15 @@ export async function proxyRequest(
   }
   const finish = (): ProxyResult => {
     result.latencyMs = performance.now() - started
+    // a request not streamed whose client left before any answer went on (ClientGone): an answer
+    // that was no success (an error answer, read with nobody to send it to) is a 499 row as any
+    // client's leaving before an answer is, with the upstream's words after it
+    if (leftEarly && result.status !== 499 && !prepared.stream) {
+      result.error = result.error
+        ? `client closed the connection; ${result.error}`
+        : 'client closed the connection'
+      result.status = 499
+    }
     // The row's tokens count under its provider and model (the hourly roll-up, `gwctl usage`, the
     // cost estimate at that model's prices): an unseen answer's go into its usage only when the
     // same provider and model are the row's (a resend's answer, a 5xx after it with none after);
@@ -515,6 +602,7 @@ export async function proxyRequest(
   const onClose = (): void => {
     if (!res.writableFinished) {
       result.clientAborted = true
+      leftEarly = !res.headersSent
       clientGone.abort(new Error('client closed the connection'))
     }
   }
@@ -522,6 +610,8 @@ export async function proxyRequest(
   res.on('close', onClose)
   const onSignal = (): void => clientGone.abort(options.signal?.reason)
   options.signal?.addEventListener('abort', onSignal, {once: true})
+  // (a request not streamed goes on after its client left, for its usage: ClientGone)
+  if (!prepared.stream) clientGone.holdFor(options.timeouts.idleMs, pools.readingOn)
   const relayContext: RelayContext = {
     res,
     family,
@@ -530,7 +620,6 @@ export async function proxyRequest(
     addedUsage: prepared.addedUsage,
     timeouts: options.timeouts,
     clientGone,
-    readingOn: pools.readingOn,
   }
 
   const targets = options.targets
@@ -594,7 +683,10 @@ export async function proxyRequest(
           body = translated.body
         } else {
           // most bodies hold no wrapped value: no await, nothing loaded for them
-          stripped ??= family === 'chat' || request.body.indexOf(WRAPPED_MARKER) === -1 ? prepared : undefined
+          stripped ??=
+            family === 'chat' || (request.body.indexOf(WRAPPED_MARKER) === -1 && !namesHeldItems())
+              ? prepared
+              : undefined
           body = (stripped ?? (await untranslated())).bodyFor(model)
           // an upstream found to refuse something of a chat or Messages body (adaptations.ts):
           // what was learned of it applies to a client's requests passed through, as to
@@ -609,25 +701,37 @@ export async function proxyRequest(
         }
       } catch (error) {
         target.breaker?.release()
-        const TranslationError = target.translate ? (await loadTranslation())[0].TranslationError : undefined
+        // (loaded where a codec threw: a translated target, a plain one's item_reference)
+        const codecs = translationLoaded?.[0]
+        // state only the Responses server that made it holds (ir.ts ServerStateError): a
+        // previous_response_id, an item_reference gwctl did not mint, remote compaction
+        const serverState = codecs !== undefined && error instanceof codecs.ServerStateError
         const refused =
           error instanceof RequestBodyError ||
-          (TranslationError !== undefined && error instanceof TranslationError)
+          serverState ||
+          (target.translate && codecs !== undefined && error instanceof codecs.TranslationError)
         if (!refused) throw error
         const message = target.translate
           ? `the request cannot be translated from ${family} to ${target.provider.family}: ${(error as Error).message}`
           : (error as Error).message
         if (
-          target.translate &&
-          (client !== undefined || (family === 'responses' && COMPACT.test(request.url))) &&
           options.fallbacks &&
-          canTryAfter(targets, i)
+          (serverState
+            ? // only a Responses target passed through as it came takes it: skipped for one after
+              // this; where none is, skipped after a target that failed (its failure is the answer)
+              tried > 0 || canTryAfter(targets, i, true)
+            : target.translate && client !== undefined && canTryAfter(targets, i))
         ) {
           // decoded, but not for this upstream's family, and nothing was sent: a later target of
           // another family may take it (a web search, which chat completions has no tool for; a
-          // remote compaction, which only a Responses target passed through has); answered as
-          // below if none does. (A request the IR cannot hold is refused at once.)
-          attempts.push({provider: target.provider.name, skipped: 'untranslatable', error: message})
+          // reference to a server's state, which only a Responses target passed through has);
+          // answered as below if none does. (A request the IR cannot hold is refused at once.)
+          const note = serverState
+            ? `${target.provider.name} skipped: ${(error as {named: string}).named} is held by the Responses server that made it, not by gwctl`
+            : message
+          // (after a failed try the answer is that failure's, which a try that fell back left unsaid)
+          if (serverState && tried > 0) result.error ??= attempts.findLast((a) => !a.skipped)?.error ?? null
+          attempts.push({provider: target.provider.name, skipped: 'untranslatable', error: note})
           untranslatable ??= {message, provider: target.provider.name, upstreamFamily: target.provider.family}
           continue
         }
@@ -666,12 +770,23 @@ export async function proxyRequest(
   } finally {
     res.off('close', onClose)
     options.signal?.removeEventListener('abort', onSignal)
+    clientGone.settle()
+  }
+
+  /**
+   * Whether a Responses body may name, by `item_reference`, items gwctl minted on its translated
+   * answers: only while it holds any (the AI SDK with `store` on), a byte search then.
+   */
+  function namesHeldItems(): boolean {
+    return family === 'responses' && !!carry?.items?.size && request.body.indexOf(ITEM_REFERENCE) !== -1
   }
 
   /**
    * The request as an untranslated target gets it. A client answered through translation before
-   * may hold gwctl-wrapped reasoning (`gwx1.`) that its own vendor would refuse: such a body (found
-   * by a byte search, so others cost nothing more) goes without those values.
+   * may hold gwctl-wrapped reasoning (`gwx1.`) that its own vendor would refuse, and references to
+   * items gwctl minted, which that server never saw: such a body (found by a byte search, so others
+   * cost nothing more) goes without those values, and with the items themselves
+   * (protocols/held-items.ts).
    */
   async function untranslated(): Promise<typeof prepared> {
     const {stripWrapped} = await import('../../protocols/strip.js')
@@ -683,7 +798,11 @@ export async function proxyRequest(
     }
     if (!json || typeof json !== 'object' || Array.isArray(json)) return (stripped = prepared)
     const copy = structuredClone(json) as Record<string, unknown>
-    if (!stripWrapped(family, copy)) return (stripped = prepared)
+    const expanded =
+      carry?.items && namesHeldItems()
+        ? (await import('../../protocols/held-items.js')).expandHeldItems(copy, carry.items)
+        : false
+    if (!stripWrapped(family, copy) && !expanded) return (stripped = prepared)
     return (stripped = prepare({...request, body: Buffer.from(JSON.stringify(copy)), json: copy}))
   }
 
@@ -718,9 +837,10 @@ export async function proxyRequest(
    * The request for `target` with every tool a plain function; undefined (passed through as it
    * came) for one the Responses codecs cannot hold. An `item_reference` the gateway does not hold
    * is no such request: passed through, the server would get the raw body and refuse its tool
-   * shapes, not the reference (review73). Before anything was sent (`beforeSending`) it is a
-   * RequestBodyError, which the caller answers with the gateway's 400 that names the id; after
-   * the server refused the body passed through (the learned path), that refusal goes back.
+   * shapes, not the reference (review73). Before anything was sent (`beforeSending`) it is thrown,
+   * and the caller skips this target for a later one passed through as it came, or answers the
+   * gateway's 400 that names the id; after the server refused the body passed through (the
+   * learned path), that refusal goes back.
    */
   async function plainRequest(
     target: ProxyTarget,
@@ -732,8 +852,7 @@ export async function proxyRequest(
       const sent = await translateFor(target, model, true)
       return sent === 'answered' ? undefined : sent
     } catch (error) {
-      if (beforeSending && error instanceof translate.ItemReferenceError)
-        throw new RequestBodyError(error.message)
+      if (beforeSending && error instanceof translate.ItemReferenceError) throw error
       if (error instanceof translate.TranslationError) return undefined
       throw error
     }
@@ -753,7 +872,7 @@ export async function proxyRequest(
     const [translate] = translationLoaded ?? (await loadTranslation())
     // (a later target of the client's own family may take it, passed through: see the refusal)
     if (family === 'responses' && COMPACT.test(request.url))
-      throw new translate.TranslationError(translate.REMOTE_COMPACTION_REFUSAL)
+      throw new translate.ServerStateError(translate.REMOTE_COMPACTION_REFUSAL, 'remote compaction')
     if (!client) {
       let json: unknown = request.json
       if (json === undefined && request.body.length > 0) {
@@ -779,7 +898,7 @@ export async function proxyRequest(
     }
     // the conversation a Responses server holds: no other family's upstream has it
     if (client.request.previousResponseId && !plainTools)
-      throw new translate.TranslationError(translate.PREVIOUS_RESPONSE_REFUSAL)
+      throw translate.previousResponseRefusal(client.request.previousResponseId)
     if (COUNT_TOKENS.test(request.url)) {
       const tokens = translate.estimateInputTokens(client.request)
       const text = JSON.stringify(
@@ -843,6 +962,13 @@ export async function proxyRequest(
       isDashScopeApi(target.provider.baseUrl)
     )
       ctx.qwenCacheMarks = true
+    // a model on a host that drops earlier turns' reasoning unless asked (DashScope's Qwen3.6 on,
+    // Z.AI's GLM-5, Moonshot's Kimi K2.6): asked to keep it, for a request with reasoning on (the
+    // model's name looked at only then, the host only for such a name: plain-tools.ts)
+    if (target.provider.family === 'chat' && client.request.reasoning && !client.request.reasoning.disabled) {
+      const preserved = preservedThinkingOf(upstreamModelName, target.provider.baseUrl)
+      if (preserved) ctx.preservedThinking = preserved
+    }
     // Azure OpenAI keeps the items the next turn names by id only with `store: true`: by its host
     // (looked at once per provider, only for a Responses upstream), or learned from its refusal
     if (target.provider.family === 'responses' && (adapt?.storeTrue || azureProvider(target.provider)))
@@ -991,12 +1117,19 @@ export async function proxyRequest(
     // (a tool schema's `"type": null` is typed only in a Responses body passed through, Codex
     // Desktop's: no chat or Messages client is known to send one, and its byte search would cost
     // every Claude Code request ~20 µs a 64 KB body: passedResponses, docs/TRANSLATION.md)
+    // a strict host's refusal of Claude Code's tools' members (`eager_input_streaming`): cut out of
+    // every tool in the bytes (./top-fields.ts)
+    if (family === 'messages' && learned?.toolMembers !== undefined)
+      body = withoutItemMembers(body, 'tools', learned.toolMembers) ?? body
     if (rewritesPassed(family, learned)) {
       // (what it left out, said on the log row once)
       const notes: string[] = []
       body = await passedBody(family as 'chat' | 'messages' | 'gemini', body, learned!, notes)
       for (const note of notes) if (!adapted.includes(note)) adapted.push(note)
-    }
+    } else if (family === 'messages' && learned?.drop !== undefined)
+      // its top-level fields a strict host refused (Claude Code's `diagnostics`, `speed`,
+      // `context_management`...): cut out of the bytes, every other as it came (./top-fields.ts)
+      body = withoutTopFields(body, learned.drop) ?? body
     return body
   }
 
@@ -1009,7 +1142,8 @@ export async function proxyRequest(
    * keeps no items otherwise and refuses the ids Codex sends on the next turn (./plain-tools.ts
    * `withStoreTrue`; Codex's requests only, as Codex itself does for a provider it knows is
    * Azure); without the top-level fields the model's server refused as fields it does not know
-   * (`drop`: Codex 0.155's `access_programs`, cut out of the bytes, ./top-fields.ts); with its
+   * (`drop`: Codex 0.155's `access_programs`, cut out of the bytes, ./top-fields.ts), and without
+   * the members of its input items it refused (`inputMembers`: an item's `status`); with its
    * reasoning's effort as the nearest the model takes where it refused Codex's (`effort`: Ollama's
    * `xhigh`), or without the effort or summary it refused (`drop`: `reasoning.effort` to
    * gpt-4o-mini), that value alone changed in the bytes (./top-fields.ts). (Its tool schemas'
@@ -1025,6 +1159,9 @@ export async function proxyRequest(
     // (a tool schema's `"type": null`, Codex Desktop's `automation_update`, is typed before this:
     // `typedToolSchemas`, where the body's bytes hold one)
     if (learned?.drop !== undefined) body = withoutTopFields(body, learned.drop) ?? body
+    // (an input item's member refused by its place: `input[2].status`)
+    if (learned?.inputMembers !== undefined)
+      body = withoutItemMembers(body, 'input', learned.inputMembers) ?? body
     // (an effort the model refused as the nearest it takes, its effort or summary refused left out:
     // spliced in the bytes, the body written again only where they cannot be with certainty)
     if (learned?.effort !== undefined || learned?.drop?.some((f) => f.startsWith('reasoning.'))) {

@@ -186,17 +186,40 @@ export function retryAfterFromWords(text: string): string | undefined {
 }
 
 /**
- * The `retry-after` of a 429 said inside a 200 (a stream's first event, a JSON answer of an error
- * alone) that no wait is known not to help: the longer of Google's `RetryInfo` in the error
- * (`text`, its JSON; empty when none) and the wait its `words` state, as Google gives both and
- * cuts RetryInfo to whole seconds ({@link BodyWait}); else the first of Codex's waits
- * ({@link RETRY_429}): Codex retries no 429 without it.
+ * The wait a 429 states in its body, in milliseconds, for the gateway's own wait (Codex's:
+ * ./proxy.ts `waitFor429`): Google's `RetryInfo` (or its words' longer wait: {@link bodyWait}),
+ * else the wait its words alone state (a server that sends no header and no RetryInfo, only
+ * "Please try again in 7s."). Undefined when it states none; `long` when no short wait helps.
  */
-export function saidRetryAfter(text: string, words: string): string {
+export function bodyWaitMs(text: string): BodyWait | undefined {
+  const read = bodyWait(text)
+  if (read !== undefined) return read
+  const said = statedWaitMs(text)
+  return said === undefined ? undefined : {retryMs: Math.ceil(said)}
+}
+
+/**
+ * The `retry-after` of a 429 that no wait is known not to help (the caller asks `noWaitHelps`
+ * first: a daily quota's words state a wait too) and whose upstream sent no `retry-after`: the
+ * longer of Google's `RetryInfo` in the error (`text`, its JSON; empty when none) and the wait its
+ * `words` state, as Google gives both and cuts RetryInfo to whole seconds ({@link BodyWait}), or
+ * the one of them stated; undefined when neither states one. Answered as its status (./translated.ts),
+ * a 429 gets this; said inside a 200, {@link saidRetryAfter}.
+ */
+export function statedRetryAfter(text: string, words: string): string | undefined {
   const info = retryAfterFromBody(text)
   const said = retryAfterFromWords(words)
   if (info !== undefined && said !== undefined) return String(Math.max(Number(info), Number(said)))
-  return info ?? said ?? String(RETRY_429.fixedMs[0]! / 1000)
+  return info ?? said
+}
+
+/**
+ * The `retry-after` of a 429 said inside a 200 (a stream's first event, a JSON answer of an error
+ * alone) that no wait is known not to help: the wait it states ({@link statedRetryAfter}), else
+ * the first of Codex's waits ({@link RETRY_429}): Codex retries no 429 without it.
+ */
+export function saidRetryAfter(text: string, words: string): string {
+  return statedRetryAfter(text, words) ?? String(RETRY_429.fixedMs[0]! / 1000)
 }
 
 /**

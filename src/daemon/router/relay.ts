@@ -274,15 +274,17 @@ export interface RelayContext {
   finishReasons?: boolean
   timeouts: TimeoutSettings
   /**
-   * Set when the client left (or the caller aborted). `tellInstead`: the client's leaving no longer
-   * aborts the upstream request; the listener is told instead.
+   * Set when the client left (or the caller aborted). A request not streamed is `held` (proxy.ts
+   * ClientGone): its upstream request goes on after the client left, within the idle timeout, and
+   * `onLeft` is told of the leaving; `letGo` ends that for an answer that is not read on (a
+   * stream), aborting it now if the client left already.
    */
-  clientGone: {readonly aborted: boolean; tellInstead?(listener: () => void): void}
-  /**
-   * The JSON answers read on after their clients left, each by what ends it (the request's pools'
-   * `readingOn`): Router `close` ends them, so that their rows are written before the stop's.
-   */
-  readingOn?: Set<() => void>
+  clientGone: {
+    readonly aborted: boolean
+    readonly held?: boolean
+    onLeft?(listener: () => void): void
+    letGo?(): void
+  }
   /**
    * Whether a failure of this attempt before its first byte can fall back to the next target (the
    * policy falls back and one is left); set by the proxy for each attempt.
@@ -452,33 +454,24 @@ export async function relay(
       process.nextTick(feedTap)
     }
   }
-  // A JSON answer whose client leaves before its end is read on to its end for its usage, which
-  // the upstream bills: its row had none, the body dropped unread. The upstream request is no
-  // longer aborted when the client leaves; the body resumed instead, should it wait for the
-  // client's 'drain'. Bounded by what the tap keeps, and by time: the idle timeout counted from
-  // the client's leaving, in all (an upstream that sends a blank more often than the idle timeout,
-  // as OpenRouter keeps a connection alive, is otherwise read without end, its row unwritten and
-  // its budget reservation held: review72 #1); and the gateway's stop ends it at once (Router
-  // `close`, through `readingOn`: review72 #2). (One assignment for such an answer; a stream is
-  // aborted as before: its tap has read what came by then.)
-  const readOn = tapped && !sse && clientGone.tellInstead !== undefined && !clientGone.aborted
-  /** Ends a read-on body (the answer given up), and the time it may still take. */
-  let stopReading: (() => void) | undefined
-  let deadline: NodeJS.Timeout | undefined
+  // A JSON answer whose client leaves before its end (or left before its headers) is read on to
+  // its end for its usage, which the upstream bills: its row had none, the body dropped unread.
+  // The request is held (proxy.ts ClientGone): the client's leaving no longer aborts it, the body
+  // is resumed instead, should it wait for the client's 'drain'. Bounded by what the tap keeps,
+  // and by time: the idle timeout counted from the client's leaving, in all (an upstream that
+  // sends a blank more often than the idle timeout, as OpenRouter keeps a connection alive, is
+  // otherwise read without end, its row unwritten and its budget reservation held: review72 #1);
+  // and the gateway's stop ends it at once (Router `close`, through the pools' `readingOn`:
+  // review72 #2). Any other answer (a stream: its tap has read what came by then) is let go:
+  // aborted at the client's leaving, as before.
+  const readOn = tapped && !sse && clientGone.held === true
   /** Set once the relay read the body to its end or failure: a client leaving later starts nothing. */
   let relayed = false
   if (readOn)
-    clientGone.tellInstead!(() => {
-      if (relayed) return
-      body.resume()
-      const stop = (): void => {
-        body.destroy(new Error('the answer was read on after its client left, and given up'))
-      }
-      stopReading = stop
-      deadline = setTimeout(stop, ctx.timeouts.idleMs)
-      deadline.unref()
-      ctx.readingOn?.add(stop)
+    clientGone.onLeft!(() => {
+      if (!relayed) body.resume()
     })
+  else clientGone.letGo?.()
   /** The JSON answer's bytes read after its client left (read on: {@link readOn}). */
   let unsent = 0
   /** The JSON answer's bytes the tap was given, in all (it keeps none past MAX_TAPPED_JSON_BYTES). */
@@ -627,10 +620,6 @@ export async function relay(
     })
   })
   relayed = true
-  if (stopReading) {
-    clearTimeout(deadline)
-    ctx.readingOn?.delete(stopReading)
-  }
   // Past this point the answer has been handed to the socket (a success) or has failed: the
   // usage parse below no longer delays a byte to the client.
   if (tapped && !tapEnded) {

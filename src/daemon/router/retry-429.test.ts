@@ -45,11 +45,11 @@ const CODEX_HEADERS = {
 }
 const OPENAI_SDK_HEADERS = {'content-type': 'application/json', 'user-agent': 'OpenAI/JS 5.23.2'}
 
-const ask = (headers: Record<string, string>, signal?: AbortSignal) =>
+const ask = (headers: Record<string, string>, signal?: AbortSignal, stream = true) =>
   fetch(`${gateway.url}/v1/responses`, {
     method: 'POST',
     headers: {authorization: 'Bearer gw-key', ...headers},
-    body: JSON.stringify({model: 'gpt-sim', input: 'hello', stream: true}),
+    body: JSON.stringify({model: 'gpt-sim', input: 'hello', stream}),
     signal,
   })
 
@@ -116,6 +116,19 @@ describe('Codex on a single target answered 429', () => {
     })
   })
 
+  it('a 429 whose words alone state the wait (no header, no RetryInfo): that wait, not 2 s', async () => {
+    fakeWaits(true)
+    sim.faults.add(
+      parseFault(
+        'status=429,message=Rate limit reached for gpt-sim. Please try again in 1.5s.,path=/responses',
+      ),
+    )
+    const res = await ask(CODEX_HEADERS)
+    expect(res.status).toBe(200)
+    expect(waits).toEqual([1500])
+    expect(upstreamCalls('/responses')).toHaveLength(2)
+  })
+
   it('stops at 30 s waited in all: a second wait of 20 s is not taken', async () => {
     fakeWaits(true)
     sim.faults.add(parseFault('status=429,retry-after-ms=20000,times=3,path=/responses'))
@@ -173,6 +186,22 @@ describe('Codex on a single target answered 429', () => {
     await sleep(600)
     expect(upstreamCalls('/responses')).toHaveLength(1)
     await gateway.settled(1)
+    expect(row()).toMatchObject({status: 499, error: 'client closed the connection'})
+  })
+
+  it('a client of a request not streamed (held for its usage) that leaves while it waits: the wait ends there', async () => {
+    // (a wait of 20 s: the row is written when the client leaves, not once the wait is over)
+    sim.faults.add(parseFault('status=429,retry-after-ms=20000,path=/responses'))
+    const controller = new AbortController()
+    const asked = ask(CODEX_HEADERS, controller.signal, false).catch((error: Error) => error)
+    // (once the 429 came and the wait began)
+    while (upstreamCalls('/responses').length === 0) await sleep(20)
+    await sleep(500)
+    controller.abort()
+    expect(await asked).toBeInstanceOf(Error)
+    await gateway.settled(1)
+    expect(gateway.results).toHaveLength(1)
+    expect(upstreamCalls('/responses')).toHaveLength(1)
     expect(row()).toMatchObject({status: 499, error: 'client closed the connection'})
   })
 })

@@ -5,18 +5,16 @@
  * lost every queued row (review72 #2). Through the Router into logs.db, with an upstream that sends
  * its headers and its body 3 s later.
  */
+import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {leaveChat, routerWithLogs, startUpstream} from './proxy-fixture.js'
+import {tempHome} from '../../../test/helpers/cli.js'
+import {LogStore} from '../../store/log-store.js'
+import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
+import {Router} from './index.js'
+import {CHAT_ANSWER_BILLED, leaveChat, serveRouter, startUpstream} from './proxy-fixture.js'
 
-const ANSWER = JSON.stringify({
-  id: 'chatcmpl-1',
-  object: 'chat.completion',
-  created: 1,
-  model: 'm',
-  choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
-  usage: {prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240},
-})
+const ANSWER = CHAT_ANSWER_BILLED
 
 const closers: Array<() => unknown> = []
 afterAll(async () => {
@@ -24,44 +22,59 @@ afterAll(async () => {
 })
 
 describe('Router close with a JSON answer read on after its client left', () => {
-  it('ends it at once and writes its row (a 499) before it returns', async () => {
-    let headersSent: () => void = () => undefined
-    const upstream = await startUpstream((_req, res) => {
-      res.writeHead(200, {'content-type': 'application/json'})
-      res.flushHeaders()
-      headersSent()
-      const timer = setTimeout(() => res.end(ANSWER), 3_000)
-      res.on('close', () => clearTimeout(timer))
-    })
-    closers.push(() => upstream.close())
-    const {url, router, store, close} = await routerWithLogs({
-      providers: [{name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}}],
-      policy: {
+  // (a client gone before the upstream's headers: its request held, not aborted, since stop 60)
+  it.each(['after', 'before'])(
+    'the client gone %s the headers: ends it at once and writes its row (a 499) before it returns',
+    async (when) => {
+      const home = tempHome()
+      closers.push(() => home.cleanup())
+      const store = await LogStore.open(join(home.home, 'logs.db'))
+      closers.push(() => store.close())
+      const router = new Router({logStore: store})
+      let headersSent: () => void = () => undefined
+      const upstream = await startUpstream((_req, res) => {
+        if (when === 'after') {
+          res.writeHead(200, {'content-type': 'application/json'})
+          res.flushHeaders()
+        }
+        headersSent()
+        const timer = setTimeout(() => res.end(ANSWER), 3_000)
+        res.on('close', () => clearTimeout(timer))
+      })
+      closers.push(() => upstream.close())
+      const providers: ProviderConfig[] = [
+        {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
+      ]
+      const policy: PolicyConfig = {
         id: 'p',
         routes: {chat: [{provider: 'up', model: 'm'}]},
         fallbacks: true,
         breaker: {failureThreshold: 5, cooldownMs: 30_000},
         timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 5_000},
-      },
-    })
-    closers.push(close)
+      }
+      const served = await serveRouter(router, () => ({family: 'chat', policy, providers}))
+      closers.push(served.close)
+      const url = served.origin
 
-    // the client leaves once the upstream has sent its headers
-    const sent = new Promise<void>((resolve) => (headersSent = resolve))
-    await leaveChat(url, sent)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+      // the client leaves once the upstream has sent its headers (or got the request)
+      const sent = new Promise<void>((resolve) => (headersSent = resolve))
+      await leaveChat(url, sent)
+      await new Promise((resolve) => setTimeout(resolve, 50))
 
-    // the daemon's stop: the server has let its clients go, then router.close(), then the rows
-    const started = performance.now()
-    await router.close()
-    expect(performance.now() - started).toBeLessThan(1_000)
-    const rows = store.queryLogs()
-    expect(rows).toHaveLength(1)
-    expect(rows[0]).toMatchObject({
-      provider: 'up',
-      model: 'm',
-      status: 499,
-      error: 'client closed the connection',
-    })
-  }, 10_000)
+      // the daemon's stop: the server has let its clients go, then router.close(), then the rows
+      const started = performance.now()
+      await router.close()
+      expect(performance.now() - started).toBeLessThan(1_000)
+      store.flush()
+      const rows = store.queryLogs()
+      expect(rows).toHaveLength(1)
+      expect(rows[0]).toMatchObject({
+        provider: 'up',
+        model: 'm',
+        status: 499,
+        error: 'client closed the connection',
+      })
+    },
+    10_000,
+  )
 })

@@ -39,9 +39,13 @@ export function acquireTarget(
   return {credential}
 }
 
-/** True when a target after index `i` could still be tried (no breaker, or one that allows a try). */
-export function canTryAfter(targets: readonly ProxyTarget[], i: number): boolean {
+/**
+ * True when a target after index `i` could still be tried (no breaker, or one that allows a try);
+ * with `passedThrough`, only one the request goes to as it came (not translated).
+ */
+export function canTryAfter(targets: readonly ProxyTarget[], i: number, passedThrough = false): boolean {
   for (let j = i + 1; j < targets.length; j++) {
+    if (passedThrough && targets[j].translate) continue
     const breaker = targets[j].breaker
     if (!breaker || breaker.canTry()) return true
   }

@@ -6,11 +6,21 @@
  * it does; the effort or the summary it refuses, left out: Ollama's refusal of Codex's `xhigh`,
  * ollama/ollama #17252; OpenAI's of `reasoning.effort` for gpt-4o-mini, openai/codex #36735),
  * which must not otherwise change (the server's prompt cache matches the bytes of the turn
- * before). Called only for an upstream model that learned such a rule.
+ * before); and the same cuts in a Messages body passed through (Claude Code's `diagnostics`,
+ * `speed`, its tools' `eager_input_streaming` refused by a strict host fronting Claude). Called
+ * only for an upstream model that learned such a rule.
  */
 
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
-import {edited, memberCuts, objectMembers, topMembers, type MemberSpan} from '../../protocols/json-spans.js'
+import {
+  arrayElements,
+  edited,
+  memberCuts,
+  objectMembers,
+  topMembers,
+  type Edit,
+  type MemberSpan,
+} from '../../protocols/json-spans.js'
 
 /**
  * `body` (a JSON object) without its top-level members named in `fields` (their names as written:
@@ -27,6 +37,33 @@ export function withoutTopFields(body: Buffer, fields: readonly string[]): Buffe
   const cut = new Set(members.filter((m) => names.includes(m.name)))
   if (cut.size === 0) return undefined
   return edited(body, memberCuts(members, cut))
+}
+
+/**
+ * `body` (a JSON object) with the members named in `members` cut out of each object of its
+ * top-level array `array` (a Messages body's `tools`: Claude Code's `eager_input_streaming` refused
+ * by a strict host; a Responses body's `input`: an item's `status` refused), the bytes around them
+ * as they came; undefined when none holds one, or the body is not a JSON object. A byte search for
+ * each name first: a body that holds none is not scanned.
+ */
+export function withoutItemMembers(
+  body: Buffer,
+  array: string,
+  members: readonly string[],
+): Buffer | undefined {
+  const names = members.filter((m) => body.indexOf(`"${m}"`) !== -1)
+  if (names.length === 0) return undefined
+  const top = topMembers(body)
+  const at = top?.find((m) => m.name === array)
+  const elements = at === undefined ? undefined : arrayElements(body, at.value)
+  if (elements === undefined) return undefined
+  const edits: Edit[] = []
+  for (const element of elements) {
+    const object = objectMembers(body, element.start)
+    const cut = new Set(object?.members.filter((m) => names.includes(m.name)))
+    if (object && cut.size > 0) edits.push(...memberCuts(object.members, cut))
+  }
+  return edits.length > 0 ? edited(body, edits) : undefined
 }
 
 /** What was learned of a model's `reasoning` (./adaptations.ts): efforts sent as others, parts it goes without. */

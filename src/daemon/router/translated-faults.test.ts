@@ -612,6 +612,42 @@ describe('a JSON answer that is an error alone naming a rate limit (not a spent 
   )
 })
 
+describe('a 429 answered as its status whose words alone state the wait (no retry-after, no RetryInfo)', () => {
+  // the status path reads the words as a stream's first event and a 200's error do (review74 #1
+  // read them only beside RetryInfo): the client's SDK waits what they say
+  it.each(DIRECTIONS)('%s upstream, %s client: retry-after the wait its words state', async (up, client) => {
+    const said = (message: string) =>
+      JSON.stringify({error: {message, type: 'requests', code: 'rate_limit_exceeded'}})
+    const stated = await run(
+      client,
+      up,
+      {body: said('Rate limit reached. Please try again in 7.2s.'), then: 'end', json: true, status: 429},
+      false,
+    )
+    expect(stated.res.status).toBe(429)
+    expect(stated.res.headers.get('retry-after')).toBe('8')
+    expect(stated.res.headers.get('x-should-retry')).toBeNull()
+    // (none stated: none said, as before; a spent quota's words neither)
+    const none = await run(
+      client,
+      up,
+      {body: said('Too many requests'), then: 'end', json: true, status: 429},
+      false,
+    )
+    expect(none.res.headers.get('retry-after')).toBeNull()
+    const spent = JSON.stringify({
+      error: {
+        message: 'Quota spent. Please try again in 7.2s.',
+        type: 'insufficient_quota',
+        code: 'insufficient_quota',
+      },
+    })
+    const quota = await run(client, up, {body: spent, then: 'end', json: true, status: 429}, false)
+    expect(quota.res.headers.get('x-should-retry')).toBe('false')
+    expect(quota.res.headers.get('retry-after')).toBeNull()
+  })
+})
+
 describe('a JSON answer that is an error alone stating a prompt past the window (LM Studio, llama.cpp relays)', () => {
   const said =
     'Input does not fit in context length. The input has 9000 tokens, but the context length only supports 4096 tokens.'

@@ -40,13 +40,14 @@ import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
 import {
   noWaitHelps,
-  retryAfterFromBody,
+  statedRetryAfter,
   retryAfterFromMs,
   saidRetryAfter,
   settle429,
   spentQuota,
 } from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
+import {MAX_TAPPED_JSON_BYTES} from './taps/tap.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
 
@@ -59,17 +60,23 @@ const LARGE_ANSWER = 16 * 1024
 export class TooLarge extends Error {}
 
 /**
- * The body's bytes, refused once they pass the cap. By its 'data' events, as the pass-through
- * relays: undici's `arrayBuffer()` and `for await` add a promise chain, a consume state, a copy
- * into a fresh array and several ticks to an answer that came in one read.
+ * The body's bytes, refused once they pass the cap, or the usage tap's 16 MB once the client is
+ * `gone` (an answer read on only for its usage: a pass-through relay reads no more either). By its
+ * 'data' events, as the pass-through relays: undici's `arrayBuffer()` and `for await` add a
+ * promise chain, a consume state, a copy into a fresh array and several ticks to an answer that
+ * came in one read.
  */
-export function readAll(body: Dispatcher.ResponseData['body'], cap: number): Promise<Buffer> {
+export function readAll(
+  body: Dispatcher.ResponseData['body'],
+  cap: number,
+  gone?: {readonly aborted: boolean},
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
     const onData = (chunk: Buffer): void => {
       size += chunk.length
-      if (size > cap) {
+      if (size > cap || (size > MAX_TAPPED_JSON_BYTES && gone?.aborted)) {
         body.off('data', onData)
         body.destroy()
         reject(new TooLarge(`answer larger than ${cap} bytes`))
@@ -469,10 +476,16 @@ export async function relayTranslated(
       const value = upstream.headers[name]
       if (typeof value === 'string') passed[name] = value
     }
-    // Google states its wait in the body only (RetryInfo): said as the header the client's SDK
-    // reads (./rate-limit.ts)
-    if (status === 429 && passed['retry-after'] === undefined && passed['retry-after-ms'] === undefined) {
-      const seconds = retryAfterFromBody(text)
+    // Google states its wait in the body only (RetryInfo, and its words), some servers in their
+    // words only ("Please try again in 7s."): said as the header the client's SDK reads
+    // (./rate-limit.ts), as a stream's first-event 429 gets it; none for a spent quota
+    if (
+      status === 429 &&
+      !quotaSpent &&
+      passed['retry-after'] === undefined &&
+      passed['retry-after-ms'] === undefined
+    ) {
+      const seconds = statedRetryAfter(text, said)
       if (seconds !== undefined) passed['retry-after'] = seconds
     }
     if (quotaSpent && passed['x-should-retry'] === undefined) passed['x-should-retry'] = 'false'
@@ -525,9 +538,12 @@ export async function relayTranslated(
     let failure: string | undefined
     let tooLarge = false
     try {
-      body = parseAnswer(await readAll(upstream.body, MAX_TRANSLATED_JSON_BYTES))
+      body = parseAnswer(await readAll(upstream.body, MAX_TRANSLATED_JSON_BYTES, ctx.clientGone))
     } catch (error) {
       tooLarge = error instanceof TooLarge
+      // (its client gone, past what is read on for the usage: given up, the row a 499 without it)
+      if (tooLarge && ctx.clientGone.aborted)
+        return {failedBeforeFirstByte: 'client closed the connection', silent: false}
       if (!(error instanceof SyntaxError) && !tooLarge) {
         // the body failed (silence past the idle timeout, a reset) before the client got a
         // byte: the proxy may try the next target (it settles the breaker)
@@ -644,21 +660,30 @@ export async function relayTranslated(
       sendFamilyError(res, family, 502, message, {requestId: result.requestId})
       return
     }
-    // a small answer is written as one string with the status line and headers (one socket
-    // write, no buffer); a large one as its bytes (encoded once, its length from them), in the
-    // same write
-    const {text} = out
-    const bytes = text.length >= LARGE_ANSWER ? utf8Bytes(text) : undefined
-    result.status = status
-    result.ttfbMs = performance.now() - started
-    headers.push(
-      'content-type',
-      'application/json',
-      'content-length',
-      String(bytes ? bytes.length : Buffer.byteLength(text)),
-    )
-    res.writeHead(status, headers)
-    res.end(bytes ?? text)
+    if (ctx.clientGone.aborted) {
+      // the client left while the answer was read on for its usage (a request not streamed is
+      // held: proxy.ts ClientGone): a 499 row, as the pass-through relay writes, with the usage
+      // the upstream billed
+      result.status = 499
+      result.clientAborted = true
+      result.error = 'client closed the connection'
+    } else {
+      // a small answer is written as one string with the status line and headers (one socket
+      // write, no buffer); a large one as its bytes (encoded once, its length from them), in the
+      // same write
+      const {text} = out
+      const bytes = text.length >= LARGE_ANSWER ? utf8Bytes(text) : undefined
+      result.status = status
+      result.ttfbMs = performance.now() - started
+      headers.push(
+        'content-type',
+        'application/json',
+        'content-length',
+        String(bytes ? bytes.length : Buffer.byteLength(text)),
+      )
+      res.writeHead(status, headers)
+      res.end(bytes ?? text)
+    }
     // the id first: an object literal that starts with a spread and goes on with more members takes
     // µs on Node 20's V8
     result.usage = family === 'responses' ? {responseId: out.id, ...out.usage} : out.usage

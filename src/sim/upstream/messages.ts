@@ -31,7 +31,14 @@ import {
   unknownQuirkMessage,
 } from './quirks.js'
 import type {DroppedThinking} from './turn-checks.js'
-import {answerBinding, bindingProblem, messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
+import {
+  answerBinding,
+  bindingProblem,
+  messagesHistoryProblem,
+  redactedThinking,
+  redactedThinkingProblem,
+  thinkingSignature,
+} from './turn-checks.js'
 import {messagesImageProblem} from './media-checks.js'
 import {messagesMediaInResultRefusal} from './media-in-results.js'
 import {
@@ -423,7 +430,7 @@ function handleMessages(context: SimContext) {
     }
     const model = claudeModel(selection.model, quirks)
     const betas = betaValues(request.headers)
-    const refusedBetas = strictBetasProblem(betas, body, quirks)
+    const refusedBetas = strictBetasProblem(betas, body, quirks) ?? strictMessagesFieldsProblem(body, quirks)
     if (refusedBetas) {
       context.sendError(request, 400, refusedBetas, 'invalid_request_error', {'request-id': simId('req_')})
       return
@@ -435,6 +442,7 @@ function handleMessages(context: SimContext) {
       prefillProblem(body, model) ??
       messagesImageProblem(body) ??
       messagesContentProblem(body) ??
+      (quirks.has('redacted-thinking') ? redactedThinkingProblem(body) : undefined) ??
       // (DeepSeek's and Kimi's endpoints verify no signature, and check a tool turn's thinking their
       // own way: messagesThinkingHistoryRefusal)
       messagesHistoryProblem(body, quirks.has('reasoning-content-required'))
@@ -486,6 +494,13 @@ function handleMessages(context: SimContext) {
       const text = thinkingOmitted(body, model) ? '' : answer.thinking
       const signature = thinkingSignature(text, model.prefixBinding ? answerBinding(body) : undefined)
       blocks.push({type: 'thinking', thinking: text, signature})
+      // `redacted-thinking`: a redacted block, then more thinking signed after both
+      if (quirks.has('redacted-thinking')) {
+        const redacted = {type: 'redacted_thinking', data: redactedThinking(answer.thinking)}
+        const more = text && 'And the rest, said aloud.'
+        const binding = model.prefixBinding ? continuedBinding(body, [blocks[0], redacted]) : undefined
+        blocks.push(redacted, {type: 'thinking', thinking: more, signature: thinkingSignature(more, binding)})
+      }
     }
     if (answer.search) blocks.push(...searchBlocks(answer.search))
     if (answer.tool)
@@ -549,6 +564,9 @@ function handleMessages(context: SimContext) {
           index,
           delta: {type: 'signature_delta', signature: block.signature},
         })
+      } else if (block.type === 'redacted_thinking') {
+        // as Anthropic streams it: whole in the block's start, no deltas
+        push({type: 'content_block_start', index, content_block: block})
       } else if (block.type === 'server_tool_use') {
         // as Anthropic streams it: the call empty, its whole input in one delta
         push({type: 'content_block_start', index, content_block: {...block, input: {}}})
@@ -588,6 +606,29 @@ function handleMessages(context: SimContext) {
     if (!quirks.has('no-terminal')) push({type: 'message_stop'})
     await sendSse(request.res, events, {fault: context.fault(request), headers: {'request-id': requestId}})
   }
+}
+
+/**
+ * The binding of a thinking block that follows `blocks` in the answer (`redacted-thinking` on a
+ * model with prefix binding): as if the answer so far were the history's last assistant message.
+ */
+function continuedBinding(body: Body, blocks: Body[]): string {
+  const messages = Array.isArray(body.messages) ? (body.messages as Body[]) : []
+  const last = messages.at(-1)
+  const sofar =
+    last?.role === 'assistant'
+      ? [
+          ...messages.slice(0, -1),
+          {
+            ...last,
+            content: [
+              ...(Array.isArray(last.content) ? last.content : [{type: 'text', text: last.content}]),
+              ...blocks,
+            ],
+          },
+        ]
+      : [...messages, {role: 'assistant', content: blocks}]
+  return answerBinding({...body, messages: sofar})
 }
 
 /**
@@ -636,8 +677,71 @@ function strictBetasProblem(betas: readonly string[], body: Body, quirks: Quirks
     return strict
       ? `Unexpected value(s) ${unknown.map((b) => `\`${b}\``).join(', ')} for the \`anthropic-beta\` header. Please consult our documentation at docs.anthropic.com or try again without the header.`
       : 'invalid beta flag'
-  if (body.context_management !== undefined && !betas.some((b) => b.startsWith('context-management-')))
-    return 'context_management: Extra inputs are not permitted'
+  for (const [field, beta] of BETA_FIELDS)
+    if (body[field] !== undefined && !betas.some((b) => b.startsWith(beta)))
+      return `${field}: Extra inputs are not permitted`
+  return undefined
+}
+
+/** The body fields a beta turns on (a field sent without its beta is refused as one it does not know). */
+const BETA_FIELDS: ReadonlyArray<readonly [string, string]> = [
+  ['context_management', 'context-management-'],
+  ['diagnostics', 'cache-diagnosis-'],
+  ['fallbacks', 'server-side-fallback-'],
+  ['fallback_credit_token', 'server-side-fallback-'],
+  ['speed', 'fast-mode-'],
+]
+
+/**
+ * `strict-messages-fields`: the top-level fields of a Messages body a strict host knows (Bedrock's,
+ * Vertex AI's, a LiteLLM or Copilot relay's schema), and the members of a custom tool. Claude
+ * Code's newer fields (`diagnostics`, `fallbacks`, `fallback_credit_token`, `speed`) and its tools'
+ * `eager_input_streaming` are not among them.
+ */
+const MESSAGES_FIELDS: readonly string[] = [
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'metadata',
+  'stop_sequences',
+  'stream',
+  'temperature',
+  'top_k',
+  'top_p',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'service_tier',
+  'context_management',
+  'output_config',
+]
+const TOOL_FIELDS: readonly string[] = [
+  'type',
+  'name',
+  'description',
+  'input_schema',
+  'cache_control',
+  'defer_loading',
+]
+
+/**
+ * `strict-messages-fields`: a strict host's refusal of a top-level field it does not know, or of a
+ * custom tool's member, in Anthropic's validation words as Bedrock and the relays pass them on
+ * ("diagnostics: Extra inputs are not permitted", "tools.0.custom.eager_input_streaming: Extra
+ * inputs are not permitted": 9router #3875, yuegongzi/copilot-api #11), the first named. Undefined
+ * without the quirk, or for a body of known fields only.
+ */
+export function strictMessagesFieldsProblem(body: Body, quirks: Quirks): string | undefined {
+  if (!quirks.has('strict-messages-fields')) return undefined
+  const field = Object.keys(body).find((k) => !MESSAGES_FIELDS.includes(k))
+  if (field !== undefined) return `${field}: Extra inputs are not permitted`
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<Record<string, unknown>>) : []
+  for (const [i, tool] of tools.entries()) {
+    if (tool?.type !== undefined && tool.type !== 'custom') continue
+    const member = Object.keys(tool ?? {}).find((k) => !TOOL_FIELDS.includes(k))
+    if (member !== undefined) return `tools.${i}.custom.${member}: Extra inputs are not permitted`
+  }
   return undefined
 }
 

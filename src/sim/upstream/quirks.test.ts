@@ -1936,6 +1936,53 @@ describe('thinking and efforts refused in the servers’ words', () => {
     ).toBe(200)
   })
 
+  it("redacted-thinking: a redacted block between two signed thinking blocks, streamed whole; its data back as it came, else Anthropic's 400", async () => {
+    for (const model of ['claude-sonnet-4-6', 'claude-haiku-5-5']) {
+      const user = {role: 'user', content: 'think about it'}
+      const first = {
+        model: `${model}+redacted-thinking`,
+        max_tokens: 4096,
+        thinking: {type: 'adaptive', display: 'summarized'},
+        messages: [user],
+      }
+      const answer = (await post('/v1/messages', first)).json!
+      const blocks = answer.content as Json[]
+      expect(blocks.map((b) => b.type)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'text'])
+      expect(Buffer.from(String(blocks[1].data), 'base64').toString()).toMatch(/^simred:[0-9a-f]{32}:/)
+      // the same blocks in a stream: the redacted one whole in its start
+      const streamed = await post('/v1/messages', {...first, stream: true})
+      const starts = streamed.events
+        .filter((e) => e.event === 'content_block_start')
+        .map((e) => e.data.content_block)
+      expect(starts[1]).toEqual(blocks[1])
+      const turn = (content: Json[]) =>
+        post('/v1/messages', {
+          ...first,
+          messages: [user, {role: 'assistant', content}, {role: 'user', content: 'go on'}],
+        })
+      expect((await turn(blocks)).status).toBe(200)
+      const changed = await turn([
+        blocks[0],
+        {...blocks[1], data: `${String(blocks[1].data)}x`},
+        ...blocks.slice(2),
+      ])
+      expect([changed.status, changed.json!.error.message]).toEqual([
+        400,
+        'messages.1.content.1: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.',
+      ])
+      // sent back as a thinking block signed by its data: the signature check's 400
+      const asThinking = await turn([
+        blocks[0],
+        {type: 'thinking', thinking: '', signature: blocks[1].data},
+        ...blocks.slice(2),
+      ])
+      expect([asThinking.status, asThinking.json!.error.message]).toEqual([
+        400,
+        'messages.1.content.1: Invalid `signature` in `thinking` block',
+      ])
+    }
+  })
+
   it("no-json-tools: Gemini 2.x's 400 for function declarations beside a JSON response mime type; either alone passes", async () => {
     const path = '/v1beta/models/gemini-2.5-flash+no-json-tools:generateContent'
     const contents = [{role: 'user', parts: [{text: 'hi'}]}]

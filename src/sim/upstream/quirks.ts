@@ -33,6 +33,8 @@ export const SIM_QUIRKS = [
   'no-minimal-effort',
   'thinking-only',
   'no-thinking-level',
+  // Gemini 3 Pro, Flash from 3.7 on: a thinkingLevel MINIMAL refused (by name too, without it)
+  'no-minimal-level',
   // Gemma 4 on the Gemini API: any thinkingBudget refused, 0 included
   'no-thinking-budget',
   // Gemma 3 (and Gemini 2.0) on the Gemini API: any thinkingConfig refused
@@ -223,6 +225,13 @@ export const SIM_QUIRKS = [
   // Anthropic's words, each named (Vertex AI, Azure Foundry, relays), or as Bedrock does, none named
   'strict-betas',
   'bedrock-betas',
+  // a strict host fronting Claude (Bedrock, a LiteLLM or Copilot relay): a top-level field of a
+  // Messages body it does not know, or a custom tool's member, refused in pydantic's words
+  // (Claude Code's `diagnostics`, `speed`, tools' `eager_input_streaming`: 9router #3875)
+  'strict-messages-fields',
+  // ChatGPT's Codex backend: an input item's `status` refused, "Unknown parameter:
+  // 'input[2].status'." (zyycn/codex-proxy-rs #194)
+  'strict-input-items',
   // a GPT-5.x reasoning model's chat completions: a maximum below 16 (Claude Code's `max_tokens: 1`
   // probe) refused, "Could not finish the message because max_tokens or model output limit was
   // reached", no floor stated (BerriAI/litellm #35061)
@@ -234,6 +243,10 @@ export const SIM_QUIRKS = [
   // an image inside a tool result refused, the same image in a user turn taken: LM Studio's and
   // Ollama's `/v1/messages`, Zen's `/v1/responses` (./media-in-results.ts)
   'text-tool-results',
+  // Anthropic's redacted thinking: a `redacted_thinking` block between two signed thinking blocks,
+  // whose `data` must come back as it was, in a `redacted_thinking` block (anthropics/claude-code
+  // #63267's words otherwise)
+  'redacted-thinking',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -757,6 +770,28 @@ export function unknownResponsesParameter(
 }
 
 /**
+ * `strict-input-items`: an input item's `status` refused as ChatGPT's Codex backend refuses the
+ * OpenAI SDK's continuation (zyycn/codex-proxy-rs #194): "Unknown parameter: 'input[2].status'.",
+ * its place in `param`, `code: unknown_parameter`. Undefined for an input without one.
+ */
+export function inputItemStatusRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; type: string; param: string; code: string} | undefined {
+  if (!quirks.has('strict-input-items') || !Array.isArray(body.input)) return undefined
+  const at = (body.input as unknown[]).findIndex(
+    (item) => item !== null && typeof item === 'object' && 'status' in item,
+  )
+  if (at === -1) return undefined
+  return {
+    message: `Unknown parameter: 'input[${at}].status'.`,
+    type: 'invalid_request_error',
+    param: `input[${at}].status`,
+    code: 'unknown_parameter',
+  }
+}
+
+/**
  * `azure-store`: Azure OpenAI's 400 for a request sent with `store: false` (or without `store: true`)
  * whose input names a reasoning item by its id (`rs_…`, as Codex sends its history since 0.146):
  * Azure kept no item of the earlier answer, so it finds none, in its words. Undefined with `store:
@@ -988,6 +1023,22 @@ function minimalEffortRefusal(
 }
 
 /**
+ * Whether a Gemini 3 model refuses a thinking level (upper case), as Google's thinking-levels table
+ * has it: `MINIMAL` with `no-minimal-level`, and by name for Pro (`gemini-3.1-pro-preview`) and
+ * Flash from 3.7 on (`gemini-3.8-flash`, not Flash-Lite); `MEDIUM` for Gemini 3 Pro
+ * (`gemini-3-pro-preview`; 3.1 Pro takes it).
+ */
+function refusesLevel(level: string, model: string, quirks: Quirks): boolean {
+  const [, major, minor] = /^gemini-(\d+)(?:\.(\d+))?-/.exec(model) ?? []
+  if (major === undefined) return level === 'MINIMAL' && quirks.has('no-minimal-level')
+  const pro = /-pro\b/.test(model)
+  const laterFlash =
+    /-flash\b/.test(model) && !/-lite\b/.test(model) && (Number(major) > 3 || Number(minor ?? 0) >= 7)
+  if (level === 'MINIMAL') return quirks.has('no-minimal-level') || pro || laterFlash
+  return level === 'MEDIUM' && pro && major === '3' && minor === undefined
+}
+
+/**
  * Gemini's refusal of a thinking config, as its message, or undefined: of any (`no-thinking`, and
  * a `gemma-3` name: a model that does not think); of a thinking budget (`thinking-only`, Gemini 2.5
  * Pro: thinking cannot be turned off, budgets 128-32 768; `no-thinking-budget` and a `gemma-4`
@@ -1015,6 +1066,12 @@ export function refusedThinkingBudget(
   )
     return 'Thinking level is not supported for this model.'
   const budget = config?.thinkingConfig?.thinkingBudget
+  // Gemini 3: a level and a budget together refused (sterlp/eclipse-peon-ai #115); a level the model
+  // does not take, named (theJayTea/WritingTools #282, egoist/chatwise-releases #1206)
+  if (level !== undefined && budget !== undefined)
+    return 'You can only set only one of thinking budget and thinking level.'
+  if (typeof level === 'string' && refusesLevel(level.toUpperCase(), model, quirks))
+    return `Thinking level ${level.toUpperCase()} is not supported for this model. Please retry with other thinking level.`
   if ((quirks.has('no-thinking-budget') || gemma4) && budget !== undefined)
     return 'Thinking budget is not supported for this model.'
   if (!quirks.has('thinking-only')) return undefined

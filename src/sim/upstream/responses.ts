@@ -30,6 +30,7 @@ import {
   unknownQuirkMessage,
   ollamaEffortRefusal,
   unknownResponsesParameter,
+  inputItemStatusRefusal,
   unsupportedResponsesParameter,
   xaiRefusal,
 } from './quirks.js'
@@ -400,7 +401,7 @@ function handle(context: SimContext) {
       return
     }
     // (a strict server's schema refuses a field it does not know before it reads any)
-    const unknownField = unknownResponsesParameter(body, quirks)
+    const unknownField = unknownResponsesParameter(body, quirks) ?? inputItemStatusRefusal(body, quirks)
     if (unknownField) {
       sendJson(request.res, 400, {error: unknownField})
       return

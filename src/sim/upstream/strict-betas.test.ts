@@ -78,3 +78,50 @@ describe('a host that validates anthropic-beta', () => {
     ).toBe(200)
   })
 })
+
+describe("a strict host's schema of a Messages body (strict-messages-fields)", () => {
+  it("Claude Code's newer fields and its tools' eager_input_streaming refused, the first named; a beta's field wants its beta", async () => {
+    const model = 'claude-sonnet-4-6+strict-messages-fields'
+    const tool = {name: 'Bash', input_schema: {type: 'object'}}
+    expect((await messages(model, undefined, {tools: [tool]})).status).toBe(200)
+    const field = await messages(model, undefined, {diagnostics: {cache: true}, speed: 'fast'})
+    expect(field.status).toBe(400)
+    expect(field.json.error.message).toBe('diagnostics: Extra inputs are not permitted')
+    const eager = await messages(model, undefined, {
+      tools: [
+        {type: 'web_search_20250305', name: 'web_search', max_uses: 5},
+        {...tool, eager_input_streaming: true},
+      ],
+    })
+    expect(eager.json.error.message).toBe(
+      'tools.1.custom.eager_input_streaming: Extra inputs are not permitted',
+    )
+    // without the quirk: taken
+    expect((await messages('claude-sonnet-4-6', undefined, {diagnostics: {cache: true}})).status).toBe(200)
+    // strict-betas: fast mode's speed without its beta
+    const speed = await messages('claude-sonnet-4-6+strict-betas', undefined, {speed: 'fast'})
+    expect(speed.json.error.message).toBe('speed: Extra inputs are not permitted')
+  })
+
+  it("strict-input-items: an input item's status refused by its place, as ChatGPT's Codex backend does", async () => {
+    const response = await fetch(`${sim.origin}/v1/responses`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', authorization: 'Bearer sk-test'},
+      body: JSON.stringify({
+        model: 'gpt-5.5+strict-input-items',
+        input: [
+          {role: 'user', content: 'hi'},
+          {type: 'function_call', call_id: 'c1', name: 'exec', arguments: '{}', status: 'completed'},
+          {type: 'function_call_output', call_id: 'c1', output: 'ok'},
+        ],
+      }),
+    })
+    expect(response.status).toBe(400)
+    expect(((await response.json()) as any).error).toEqual({
+      message: "Unknown parameter: 'input[1].status'.",
+      type: 'invalid_request_error',
+      param: 'input[1].status',
+      code: 'unknown_parameter',
+    })
+  })
+})

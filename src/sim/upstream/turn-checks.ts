@@ -75,6 +75,35 @@ export function verifyEncryptedReasoning(value: unknown, account?: string): bool
   return !!m && encryptReasoning(m[2], account) === value
 }
 
+/**
+ * The `data` of a `redacted_thinking` block (quirk `redacted-thinking`): base64(`simred:` + hash
+ * + `:` + what it stands for), verifiable by itself.
+ */
+export function redactedThinking(payload: string): string {
+  return Buffer.from(`simred:${hash('redacted', payload)}:${payload}`).toString('base64')
+}
+
+/**
+ * Quirk `redacted-thinking`: every `redacted_thinking` block of the history holds `data` the sim
+ * made, unchanged, in Anthropic's words for a block that is not as it came (anthropics/claude-code
+ * #63267). A `thinking` block that holds such data as its signature is the signature check's
+ * (messagesHistoryProblem).
+ */
+export function redactedThinkingProblem(body: Body): string | undefined {
+  const messages = Array.isArray(body.messages) ? (body.messages as Body[]) : []
+  for (const [n, message] of messages.entries()) {
+    if (message?.role !== 'assistant') continue
+    for (const [m, block] of blocksOf(message.content).entries()) {
+      if (block?.type !== 'redacted_thinking') continue
+      const decoded = typeof block.data === 'string' ? Buffer.from(block.data, 'base64').toString('utf8') : ''
+      const made = /^simred:[0-9a-f]{32}:([\s\S]*)$/.exec(decoded)
+      if (!made || redactedThinking(made[1]) !== block.data)
+        return `messages.${n}.content.${m}: \`thinking\` or \`redacted_thinking\` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.`
+    }
+  }
+  return undefined
+}
+
 /** The account a key stands for (quirk `encrypted-foreign`): a hash of it, never the key itself. */
 export const simAccount = (key: string): string => hash('account', key).slice(0, 12)
 

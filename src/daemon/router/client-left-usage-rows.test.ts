@@ -1,0 +1,238 @@
+/**
+ * A request not streamed whose client leaves (before the upstream's headers, or during a translated
+ * answer) is held (proxy.ts ClientGone): the upstream, which bills the whole answer whether or not
+ * anyone reads it, is read to its end, and the 499 row in logs.db holds its usage, which `gwctl
+ * usage` counts; within the idle timeout from the leaving, and never for a stream, whose upstream
+ * request is aborted at once (the vendors stop generating a stream whose reader left). Through the
+ * Router into logs.db, with a scripted chat upstream (its headers late, or its body in two parts).
+ */
+import {join} from 'node:path'
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+
+import {tempHome} from '../../../test/helpers/cli.js'
+import {LogStore} from '../../store/log-store.js'
+import type {Family, PolicyConfig, ProviderConfig} from '../../store/schema.js'
+import {Router} from './index.js'
+import type {Upstream} from './proxy-fixture.js'
+import {CHAT_ANSWER_BILLED, serveRouter, startUpstream} from './proxy-fixture.js'
+
+const ANSWER = CHAT_ANSWER_BILLED
+const STREAM = [
+  {choices: [{index: 0, delta: {role: 'assistant', content: 'done'}, finish_reason: null}]},
+  {choices: [{index: 0, delta: {}, finish_reason: 'stop'}]},
+  {choices: [], usage: {prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240}},
+]
+  .map(
+    (chunk) =>
+      `data: ${JSON.stringify({id: 'c', object: 'chat.completion.chunk', model: 'm', ...chunk})}\n\n`,
+  )
+  .concat('data: [DONE]\n\n')
+  .join('')
+
+/** The row of a client that left, with the usage the upstream billed. */
+const BILLED_ROW = {status: 499, error: 'client closed the connection', inputTokens: 1200, outputTokens: 40}
+
+/**
+ * What the upstream does: `late` answers 300 ms after the request (headers and all); `split` sends
+ * its headers and the first half of the body at once, the rest 300 ms later; `never` sends nothing.
+ */
+let mode: 'late' | 'split' | 'never' | 'refuse' | 'large' = 'late'
+/** Called when the upstream got a request, and when it sent its headers. */
+let received: () => void = () => undefined
+let headersSent: () => void = () => undefined
+/** Whether the upstream's last request was closed by the gateway before its answer ended. */
+let cutOff = false
+let upstreamClosed: Promise<void> = Promise.resolve()
+
+let home: ReturnType<typeof tempHome>
+let store: LogStore
+let router: Router
+let upstream: Upstream
+let url: string
+const providers = (): ProviderConfig[] => [
+  {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
+]
+const policy: PolicyConfig = {
+  id: 'p',
+  routes: {
+    chat: [{provider: 'up', model: 'm'}],
+    messages: [{provider: 'up', model: 'm', translate: true}],
+  },
+  fallbacks: true,
+  breaker: {failureThreshold: 5, cooldownMs: 30_000},
+  timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 1_000},
+}
+
+beforeAll(async () => {
+  home = tempHome()
+  store = await LogStore.open(join(home.home, 'logs.db'))
+  router = new Router({logStore: store})
+  upstream = await startUpstream((_req, res, body) => {
+    const streamed = body.includes('"stream":true')
+    cutOff = false
+    let ended = false
+    res.on('finish', () => (ended = true))
+    upstreamClosed = new Promise((resolve) =>
+      res.on('close', () => {
+        cutOff = !ended
+        resolve()
+      }),
+    )
+    const timers: NodeJS.Timeout[] = []
+    res.on('close', () => timers.forEach(clearTimeout))
+    received()
+    if (mode === 'late')
+      timers.push(
+        setTimeout(() => {
+          res.writeHead(200, {'content-type': streamed ? 'text/event-stream' : 'application/json'})
+          headersSent()
+          res.end(streamed ? STREAM : ANSWER)
+        }, 300),
+      )
+    if (mode === 'large') {
+      // 30 MB of JSON (a long string), in 64 KB writes as the gateway reads them
+      res.writeHead(200, {'content-type': 'application/json'})
+      res.write('{"id":"chatcmpl-1","object":"chat.completion","model":"m","pad":"')
+      headersSent()
+      const piece = 'a'.repeat(64 * 1024)
+      let left = 30 * 16
+      const write = (): void => {
+        while (left-- > 0) if (!res.write(piece)) return void res.once('drain', write)
+        res.end(`",${CHAT_ANSWER_BILLED.slice(1)}`)
+      }
+      write()
+    }
+    if (mode === 'refuse')
+      timers.push(
+        setTimeout(() => {
+          res.writeHead(400, {'content-type': 'application/json'})
+          res.end(JSON.stringify({error: {message: 'bad field', type: 'invalid_request_error'}}))
+        }, 300),
+      )
+    if (mode === 'split') {
+      res.writeHead(200, {'content-type': 'application/json'})
+      res.write(ANSWER.slice(0, 60))
+      headersSent()
+      timers.push(setTimeout(() => res.end(ANSWER.slice(60)), 300))
+    }
+  })
+  const served = await serveRouter(router, (req) => ({
+    family: req.url!.includes('/messages') ? 'messages' : 'chat',
+    policy,
+    providers: providers(),
+  }))
+  url = served.origin
+  return served.close
+})
+
+afterEach(() => {
+  mode = 'late'
+})
+
+afterAll(async () => {
+  await router.close()
+  store.close()
+  upstream.close()
+  home.cleanup()
+})
+
+/**
+ * Sends a chat (or Messages, translated to chat) request and leaves once the upstream got it
+ * (`before`: before its headers) or sent its headers (`after`); the log row it left.
+ */
+async function leave(entrance: Family, when: 'before' | 'after', stream = false) {
+  const logged = store.queryLogs().length
+  const arrived = new Promise<void>((resolve) =>
+    when === 'before' ? (received = resolve) : (headersSent = resolve),
+  )
+  const controller = new AbortController()
+  const answer = fetch(`${url}/v1/${entrance === 'messages' ? 'messages' : 'chat/completions'}`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify(
+      entrance === 'messages'
+        ? {model: 'claude-x', max_tokens: 64, stream, messages: [{role: 'user', content: 'hi'}]}
+        : {model: 'm', stream, messages: [{role: 'user', content: 'hi'}]},
+    ),
+    signal: controller.signal,
+  }).catch(() => undefined)
+  await arrived
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  controller.abort()
+  await answer
+  for (let i = 0; i < 600 && store.queryLogs().length === logged; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    store.flush()
+  }
+  return store.queryLogs({limit: 1})[0]!
+}
+
+describe('a request not streamed whose client left: the 499 row holds the usage its upstream billed', () => {
+  it('passed through, the client gone before the headers', async () => {
+    const row = await leave('chat', 'before')
+    expect(row).toMatchObject({
+      status: 499,
+      error: 'client closed the connection',
+      inputTokens: 1200,
+      outputTokens: 40,
+    })
+    expect(cutOff).toBe(false)
+  })
+
+  it('translated (Messages to chat), the client gone before the headers', async () => {
+    const row = await leave('messages', 'before')
+    expect(row).toMatchObject({...BILLED_ROW, upstreamFamily: 'chat'})
+    expect(cutOff).toBe(false)
+  })
+
+  it('translated (Messages to chat), the client gone mid-answer (headers and half the JSON sent)', async () => {
+    mode = 'split'
+    const row = await leave('messages', 'after')
+    expect(row).toMatchObject({...BILLED_ROW, upstreamFamily: 'chat'})
+    expect(cutOff).toBe(false)
+  })
+
+  it('`gwctl usage` counts those tokens under the provider', () => {
+    // (the three rows above: 1200 input and 40 output tokens each)
+    expect(store.usage({pivot: 'provider'}).find((u) => u.key === 'up')).toMatchObject({
+      inputTokens: 3600,
+      outputTokens: 120,
+    })
+  })
+
+  it('an upstream that never answers is given up (its connection let go): a 499 row without usage', async () => {
+    mode = 'never'
+    const row = await leave('messages', 'before')
+    await upstreamClosed
+    expect(row).toMatchObject({status: 499, inputTokens: 0, outputTokens: 0})
+    expect(cutOff).toBe(true)
+  })
+})
+
+describe('a translated answer not streamed whose client left, larger than is read on', () => {
+  it('is given up past the 16 MB the usage tap keeps: a 499 row without usage', async () => {
+    mode = 'large'
+    const row = await leave('messages', 'after')
+    await upstreamClosed
+    expect(cutOff).toBe(true)
+    expect(row).toMatchObject({status: 499, error: 'client closed the connection', inputTokens: 0})
+  }, 20_000)
+})
+
+describe('a request not streamed whose client left before an error answer', () => {
+  it.each(['chat', 'messages'] as const)('%s entrance: a 499 row that says so', async (entrance) => {
+    mode = 'refuse'
+    const row = await leave(entrance, 'before')
+    expect(row.status).toBe(499)
+    expect(row.error).toMatch(/^client closed the connection/)
+  })
+})
+
+describe('a stream whose client left before the headers', () => {
+  it('is aborted at once (its upstream stops generating): a 499 row without usage', async () => {
+    const row = await leave('chat', 'before', true)
+    await upstreamClosed
+    expect(cutOff).toBe(true)
+    expect(row).toMatchObject({status: 499, error: 'client closed the connection', inputTokens: 0})
+  })
+})

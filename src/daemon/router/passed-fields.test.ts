@@ -1,0 +1,261 @@
+/**
+ * Claude Code's newer body fields (`diagnostics`, `fallbacks`, `fallback_credit_token`, `speed`,
+ * its tools' `eager_input_streaming`, any it adds next) refused by a strict host fronting Claude
+ * (Bedrock, Vertex AI, a LiteLLM or Copilot relay: "diagnostics: Extra inputs are not permitted",
+ * 9router #3875; "tools.0.custom.eager_input_streaming: ...", yuegongzi/copilot-api #11), and an
+ * input item's member refused by a Responses server ("Unknown parameter: 'input[2].status'.",
+ * zyycn/codex-proxy-rs #194): what is learned from the words, and the bytes sent from then on.
+ */
+import {describe, expect, it} from 'vitest'
+
+import type {SentRequest} from '../../protocols/translate.js'
+import {
+  decodeClientRequest,
+  encodeUpstreamRequest,
+  sentOfPassedMessages,
+  sentOfPassedResponses,
+} from '../../protocols/translate.js'
+import {describeAdaptation, rewritesMessagesBody, UpstreamAdaptations} from './adaptations.js'
+import {withoutItemMembers, withoutTopFields} from './top-fields.js'
+
+/** Anthropic's error body, as Bedrock and the relays pass it on. */
+const anthropic = (message: string) =>
+  JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}})
+
+/** Claude Code 2.1.3xx's body, cut down: its newer fields and a tool with per-tool streaming. */
+const claudeCode = {
+  model: 'claude-opus-4-8',
+  max_tokens: 32000,
+  stream: true,
+  thinking: {type: 'adaptive'},
+  output_config: {effort: 'high'},
+  diagnostics: {cache: true},
+  fallbacks: [{model: 'claude-sonnet-4-6'}],
+  fallback_credit_token: 'fct_1',
+  speed: 'fast',
+  context_management: {edits: [{type: 'clear_thinking_20251015', keep: 'all'}]},
+  system: [{type: 'text', text: 'You are Claude Code.'}],
+  tools: [
+    {name: 'Bash', description: 'Run', input_schema: {type: 'object'}, eager_input_streaming: true},
+    {type: 'web_search_20250305', name: 'web_search', max_uses: 5},
+  ],
+  messages: [{role: 'user', content: 'hi'}],
+}
+const passed = (body: Record<string, unknown> = claudeCode): SentRequest => sentOfPassedMessages(body)
+
+describe("a strict host's refusal of a Messages body's fields", () => {
+  it('a top-level field in any of its words: learned away, described, cut out of the bytes', () => {
+    const words = [
+      anthropic('diagnostics: Extra inputs are not permitted'),
+      // Bedrock's words behind a relay
+      JSON.stringify({
+        message: 'The model returned the following errors: diagnostics: Extra inputs are not permitted',
+      }),
+      // LiteLLM's wrapping
+      JSON.stringify({
+        error: {
+          message: '{"message":"diagnostics: Extra inputs are not permitted"}. Received Model Group=claude',
+          type: 'None',
+        },
+      }),
+      // pydantic's plain text
+      '1 validation error for MessagesRequest\ndiagnostics\n  Extra inputs are not permitted [type=extra_forbidden]',
+      // Bedrock's older words
+      anthropic('Malformed input request: #: extraneous key [diagnostics] is not permitted, please reformat'),
+      // OpenAI's and serde's words for a field they do not know
+      anthropic("Unknown parameter: 'diagnostics'."),
+      anthropic('unknown field `diagnostics`, expected one of `model`, `messages`'),
+      // FastAPI's list
+      JSON.stringify({
+        detail: [{type: 'extra_forbidden', loc: ['body', 'diagnostics'], msg: 'Extra inputs'}],
+      }),
+    ]
+    for (const text of words) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('bedrock', 'claude', text, passed(), 400), text).toBe(
+        'refused diagnostics: sent again without it',
+      )
+      expect(a.get('bedrock', 'claude'), text).toEqual({drop: ['diagnostics']})
+    }
+    const a = new UpstreamAdaptations()
+    a.learn('z', 'm', anthropic('speed: Extra inputs are not permitted'), passed())
+    const known = a.get('z', 'm')
+    // the next refusal, of the next field: kept beside it
+    expect(
+      a.learn('z', 'm', anthropic('fallbacks: Extra inputs are not permitted'), {
+        ...passed(),
+        adaptedWith: known,
+      }),
+    ).toBe('refused fallbacks: sent again without it')
+    expect(describeAdaptation(a.get('z', 'm')!)).toEqual(['sent without speed, fallbacks'])
+    // cut out of the bytes, no parse
+    expect(rewritesMessagesBody(a.get('z', 'm'))).toBe(false)
+    const bytes = Buffer.from('{"model":"m","speed":"fast","fallbacks":[{"model":"x"}],"messages":[]}')
+    expect(String(withoutTopFields(bytes, a.get('z', 'm')!.drop!))).toBe('{"model":"m","messages":[]}')
+  })
+
+  it("a tool's member, named by its place: cut out of every tool", () => {
+    const a = new UpstreamAdaptations()
+    const refused = anthropic('tools.0.custom.eager_input_streaming: Extra inputs are not permitted')
+    expect(a.learn('copilot', 'claude', refused, passed())).toBe(
+      "refused its tools' eager_input_streaming: sent again without it",
+    )
+    expect(a.get('copilot', 'claude')).toEqual({toolMembers: ['eager_input_streaming']})
+    // Bedrock's older words, by the tool's JSON pointer; a relay's prefix before Anthropic's
+    for (const words of [
+      'Malformed input request: #/tools/1: extraneous key [eager_input_streaming] is not permitted',
+      'upstream error: tools.3.eager_input_streaming: Extra inputs are not permitted',
+    ])
+      expect(new UpstreamAdaptations().learn('b', 'm', anthropic(words), passed()), words).toBe(
+        "refused its tools' eager_input_streaming: sent again without it",
+      )
+    expect(describeAdaptation(a.get('copilot', 'claude')!)).toEqual([
+      'tools sent without eager_input_streaming (refused)',
+    ])
+    const tools =
+      '{"model":"m","tools":[{"name":"a","eager_input_streaming":true,"input_schema":{}},{"name":"b", "eager_input_streaming" : true}],"x":{"eager_input_streaming":1}}'
+    expect(String(withoutItemMembers(Buffer.from(tools), 'tools', ['eager_input_streaming']))).toBe(
+      '{"model":"m","tools":[{"name":"a","input_schema":{}},{"name":"b"}],"x":{"eager_input_streaming":1}}',
+    )
+    // none held: nothing scanned, nothing changed
+    expect(
+      withoutItemMembers(Buffer.from('{"tools":[{"name":"a"}]}'), 'tools', ['eager_input_streaming']),
+    ).toBe(undefined)
+  })
+
+  it('learns nothing of a field the request needs, one it did not send, a place inside another, or a translated request', () => {
+    const a = new UpstreamAdaptations()
+    for (const message of [
+      'model: Extra inputs are not permitted',
+      'max_tokens: Extra inputs are not permitted',
+      'tools.0.custom.name: Extra inputs are not permitted',
+      // the tool search's own rule (./tool-search.ts), and the cache's marks
+      'tools.0.custom.defer_loading: Extra inputs are not permitted',
+      'tools.0.custom.cache_control: Extra inputs are not permitted',
+      // not sent
+      'service_tier: Extra inputs are not permitted',
+      'tools.0.custom.input_examples: Extra inputs are not permitted',
+      // inside the conversation
+      'messages.1.content.0.thinking.cache_control: Extra inputs are not permitted',
+      // one it may go without beside one it may not: the client's to see
+      'diagnostics: Extra inputs are not permitted\nsystem: Extra inputs are not permitted',
+    ])
+      expect(a.learn('p', 'm', anthropic(message), passed()), message).toBeUndefined()
+    // a translated request (`stream` unsaid): Claude Code's fields are not its own
+    const {stream: _, ...translated} = passed()
+    expect(
+      a.learn('p', 'm', anthropic('diagnostics: Extra inputs are not permitted'), translated),
+    ).toBeUndefined()
+    expect(a.list()).toEqual([])
+  })
+
+  it('a beta learned away takes the fields that need it, in the same retry', () => {
+    const unexpected = (value: string) =>
+      anthropic(
+        `Unexpected value(s) \`${value}\` for the \`anthropic-beta\` header. Please consult our documentation at docs.anthropic.com or try again without the header.`,
+      )
+    const a = new UpstreamAdaptations()
+    const betas = 'claude-code-20250219,fast-mode-2026-02-01,server-side-fallback-2026-06-01'
+    expect(a.learn('vertex', 'claude', unexpected('fast-mode-2026-02-01'), {...passed(), betas})).toBe(
+      'refused anthropic-beta fast-mode-2026-02-01: sent again without it and without speed (a field of that beta)',
+    )
+    expect(a.get('vertex', 'claude')).toEqual({refusedBetas: ['fast-mode-2026-02-01'], drop: ['speed']})
+    // Bedrock's words name none: every beta's fields go with the header
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learn('bedrock', 'claude', anthropic('invalid beta flag'), {
+        ...passed(),
+        betas: `${betas},context-management-2025-06-27,cache-diagnosis-2026-04-07`,
+      }),
+    ).toBe(
+      'refused its anthropic-beta values (invalid beta flag, none named): sent again without the header and without context_management, diagnostics, fallbacks, fallback_credit_token, speed (fields of those betas)',
+    )
+    // a beta whose field the body did not send: the header alone
+    const c = new UpstreamAdaptations()
+    c.learn('v', 'm', unexpected('fast-mode-2026-02-01'), {...passed({model: 'm', messages: []}), betas})
+    expect(c.get('v', 'm')).toEqual({refusedBetas: ['fast-mode-2026-02-01']})
+  })
+})
+
+describe("Claude Code's fields translated", () => {
+  it('are not part of the request a translation encodes, for any upstream (they are its own, not the IR)', () => {
+    const client = decodeClientRequest('messages', claudeCode, {})
+    for (const upstream of ['messages', 'chat', 'responses', 'gemini'] as const) {
+      const out = String(encodeUpstreamRequest(client, upstream, 'm').body)
+      for (const field of [
+        'diagnostics',
+        'fallbacks',
+        'fallback_credit_token',
+        'speed',
+        'eager_input_streaming',
+      ])
+        expect(out, `${upstream} ${field}`).not.toContain(`"${field}"`)
+    }
+  })
+})
+
+describe("a Responses server's refusal of an input item's member", () => {
+  const body = {
+    model: 'gpt-5.5',
+    input: [
+      {type: 'message', role: 'user', content: 'hi'},
+      {type: 'reasoning', id: 'rs_1', summary: [], status: 'completed'},
+      {type: 'function_call', call_id: 'c1', name: 'exec', arguments: '{}', status: 'completed'},
+    ],
+    stream: true,
+  }
+  const openai = (param: string) =>
+    JSON.stringify({
+      error: {
+        message: `Unknown parameter: '${param}'.`,
+        type: 'invalid_request_error',
+        param,
+        code: 'unknown_parameter',
+      },
+    })
+
+  it('learned by its place: cut out of every input item, described', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('codex', 'gpt-5.5', openai('input[2].status'), sentOfPassedResponses(body))).toBe(
+      'refused status on its input items: sent again without it',
+    )
+    expect(a.get('codex', 'gpt-5.5')).toEqual({inputMembers: ['status']})
+    expect(describeAdaptation(a.get('codex', 'gpt-5.5')!)).toEqual([
+      'input items sent without status (refused)',
+    ])
+    // pydantic's words
+    expect(
+      new UpstreamAdaptations().learn(
+        'p',
+        'm',
+        anthropic('input.1.status: Extra inputs are not permitted'),
+        sentOfPassedResponses(body),
+      ),
+    ).toBe('refused status on its input items: sent again without it')
+    const text = JSON.stringify(body)
+    expect(JSON.parse(String(withoutItemMembers(Buffer.from(text), 'input', ['status'])))).toEqual({
+      ...body,
+      input: body.input.map(({status: _, ...item}: Record<string, unknown>) => item),
+    })
+  })
+
+  it('learns nothing of a member the item needs, of another place, or of a value refused', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('p', 'm', openai('input[0].content'), sentOfPassedResponses(body))).toBeUndefined()
+    expect(a.learn('p', 'm', openai('input[1].type'), sentOfPassedResponses(body))).toBeUndefined()
+    expect(
+      a.learn('p', 'm', openai('input[0].content[0].status'), sentOfPassedResponses(body)),
+    ).toBeUndefined()
+    expect(
+      a.learn(
+        'p',
+        'm',
+        JSON.stringify({
+          error: {message: "Invalid value: 'done'.", param: 'input[1].status', code: 'invalid_value'},
+        }),
+        sentOfPassedResponses(body),
+      ),
+    ).toBeUndefined()
+    expect(a.list()).toEqual([])
+  })
+})

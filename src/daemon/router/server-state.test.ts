@@ -1,0 +1,206 @@
+/**
+ * A Responses request that names state only the Responses server that made it holds (an
+ * `item_reference` to an item OpenAI minted on an answer passed through, a `previous_response_id`)
+ * on a route whose first target translates: the translated targets are skipped for a Responses
+ * target passed through as it came, and the row says so; the 400 only where the route has none.
+ * The same route's pass-through target gets the items gwctl minted put back in place of their
+ * references, which it never saw. Scripted upstreams: the bytes each gets, the client's status, the
+ * row.
+ */
+import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
+
+import {BoundedCarry} from '../../protocols/carry.js'
+import {logEntryFor} from './log-entry.js'
+import type {ProxyTarget} from './proxy.js'
+import type {GatewayRoute, Upstream} from './proxy-fixture.js'
+import {
+  CHAT_ANSWER,
+  chatTarget,
+  messagesTarget,
+  ProxyGateway,
+  responsesAnswer,
+  responsesTarget,
+  startUpstream,
+} from './proxy-fixture.js'
+
+const OPENAI_ANSWER = responsesAnswer('resp_oa2', 'msg_oa2', 'From OpenAI.', 10)
+
+const seen: Array<{server: string; body: string}> = []
+/** The chat upstream's status for its next requests (200: CHAT_ANSWER). */
+let chatStatus = 200
+let responsesStatus = 200
+let responses: Upstream
+let chat: Upstream
+let messages: Upstream
+let route: GatewayRoute
+let gateway: ProxyGateway
+
+beforeAll(async () => {
+  responses = await startUpstream((_req, res, body) => {
+    seen.push({server: 'responses', body: body.toString()})
+    if (responsesStatus !== 200)
+      return void res
+        .writeHead(responsesStatus, {'content-type': 'application/json'})
+        .end(JSON.stringify({error: {message: 'overloaded', type: 'server_error'}}))
+    res.writeHead(200, {'content-type': 'application/json'}).end(OPENAI_ANSWER)
+  })
+  chat = await startUpstream((_req, res, body) => {
+    seen.push({server: 'chat', body: body.toString()})
+    if (chatStatus !== 200)
+      return void res
+        .writeHead(chatStatus, {'content-type': 'application/json'})
+        .end(JSON.stringify({error: {message: 'busy'}}))
+    res.writeHead(200, {'content-type': 'application/json'}).end(CHAT_ANSWER)
+  })
+  messages = await startUpstream((_req, res, body) => {
+    seen.push({server: 'messages', body: body.toString()})
+    res.writeHead(500).end()
+  })
+  gateway = new ProxyGateway({route: () => route, carry: new BoundedCarry()})
+  await gateway.listen()
+})
+
+afterAll(async () => {
+  await gateway.close()
+  responses.close()
+  chat.close()
+  messages.close()
+})
+
+beforeEach(() => {
+  seen.length = 0
+  gateway.results.length = 0
+  chatStatus = 200
+  responsesStatus = 200
+})
+
+const openai = (): ProxyTarget => responsesTarget('openai', 'gpt-5.5', responses.origin)
+const deepseek = (): ProxyTarget => ({
+  ...chatTarget('deepseek', 'deepseek-chat', chat.origin),
+  translate: true,
+})
+const claude = (): ProxyTarget => ({
+  ...messagesTarget('anthropic', 'claude-sonnet-5', messages.origin),
+  translate: true,
+})
+
+const user = (text: string) => ({role: 'user', content: [{type: 'input_text', text}]})
+const reference = (id: string) => ({type: 'item_reference', id})
+
+const post = (body: Record<string, unknown>) =>
+  fetch(`${gateway.url}/v1/responses`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', authorization: 'Bearer client'},
+    body: JSON.stringify(body),
+  })
+
+/** The row the daemon writes for the request's result. */
+const row = async () => {
+  const [result] = await gateway.settled(1)
+  const entry = logEntryFor(
+    'responses',
+    {agentId: null, keyPrefix: null, policyId: null, project: null},
+    result,
+  )
+  return {status: entry.status, provider: entry.provider, fallback: entry.fallback, error: entry.error}
+}
+
+describe("an item_reference to OpenAI's own item, the first target translated", () => {
+  it('goes to the Responses target passed through, as it came; the row says why the translated one was skipped', async () => {
+    route = {targets: [deepseek(), openai()]}
+    const body = {model: 'gpt-5.5', input: [user('Hi.'), reference('msg_oa1'), user('And?')]}
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(JSON.parse(await res.text()).output[0].id).toBe('msg_oa2')
+    expect(seen).toEqual([{server: 'responses', body: JSON.stringify(body)}])
+    expect(await row()).toEqual({
+      status: 200,
+      provider: 'openai',
+      fallback: true,
+      error:
+        'fell back after: deepseek skipped: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
+    })
+  })
+
+  it('no Responses target passed through: the 400 that names the id, at once, nothing sent to any target', async () => {
+    route = {targets: [deepseek(), claude()]}
+    const res = await post({model: 'gpt-5.5', input: [user('Hi.'), reference('msg_oa1'), user('And?')]})
+    expect(res.status).toBe(400)
+    const {error} = (await res.json()) as {error: {message: string}}
+    expect(error.message).toContain(
+      'an item_reference names item "msg_oa1", which this gateway does not hold',
+    )
+    expect(seen).toEqual([])
+    expect(await row()).toMatchObject({status: 400, provider: 'deepseek', fallback: false})
+  })
+
+  it("a conversation answered by both: gwctl's items go to OpenAI in full, OpenAI's own by reference", async () => {
+    route = {targets: [deepseek(), openai()]}
+    // turn 1: the translated target answers; gwctl mints the message's id (the AI SDK's `store` on)
+    const first = await post({model: 'gpt-5.5', input: [user('Say hello.')]})
+    const minted = JSON.parse(await first.text()).output.find((i: {type: string}) => i.type === 'message')
+    expect(minted.id).toMatch(/^msg_/)
+    const text = minted.content[0].text
+    // turn 2: the translated target is busy; OpenAI answers
+    chatStatus = 503
+    seen.length = 0
+    // (the AI SDK names a message once per text part: put back once)
+    const second = await post({
+      model: 'gpt-5.5',
+      input: [user('Say hello.'), reference(minted.id), reference(minted.id), user('Again.')],
+    })
+    expect(second.status).toBe(200)
+    expect(seen.map((s) => s.server)).toEqual(['chat', 'responses'])
+    expect(JSON.parse(seen[1].body).input).toEqual([
+      user('Say hello.'),
+      {type: 'message', role: 'assistant', content: [{type: 'output_text', text}]},
+      user('Again.'),
+    ])
+    // turn 3: both kinds of reference; the translated target cannot hold OpenAI's
+    chatStatus = 200
+    seen.length = 0
+    const input = [
+      user('Say hello.'),
+      reference(minted.id),
+      user('Again.'),
+      reference('msg_oa2'),
+      user('Once more.'),
+    ]
+    const third = await post({model: 'gpt-5.5', input})
+    expect(third.status).toBe(200)
+    expect(seen.map((s) => s.server)).toEqual(['responses'])
+    expect(JSON.parse(seen[0].body).input).toEqual([
+      user('Say hello.'),
+      {type: 'message', role: 'assistant', content: [{type: 'output_text', text}]},
+      user('Again.'),
+      reference('msg_oa2'),
+      user('Once more.'),
+    ])
+  })
+})
+
+describe('previous_response_id, the same way', () => {
+  it('goes to the Responses target passed through; the row names it', async () => {
+    route = {targets: [deepseek(), openai()]}
+    const body = {model: 'gpt-5.5', previous_response_id: 'resp_oa1', input: [user('And?')]}
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(seen).toEqual([{server: 'responses', body: JSON.stringify(body)}])
+    expect((await row()).error).toBe(
+      'fell back after: deepseek skipped: previous_response_id "resp_oa1" is held by the Responses server that made it, not by gwctl',
+    )
+  })
+
+  it("the Responses target first failed, a translated one after it: the client gets that failure, not the translated one's refusal", async () => {
+    responsesStatus = 503
+    route = {targets: [openai(), deepseek()]}
+    const res = await post({model: 'gpt-5.5', previous_response_id: 'resp_oa1', input: [user('And?')]})
+    expect(res.status).toBe(502)
+    const {error} = (await res.json()) as {error: {message: string}}
+    expect(error.message).toBe(
+      'upstream request failed and no fallback is left: openai: upstream answered 503',
+    )
+    expect(seen.map((s) => s.server)).toEqual(['responses'])
+    expect(await row()).toMatchObject({status: 502, provider: 'openai'})
+  })
+})

@@ -1,0 +1,185 @@
+/**
+ * Anthropic's redacted thinking through translation, on turn 2: a Messages upstream's answer of a
+ * signed thinking block, a `redacted_thinking` block and another signed thinking block (the
+ * simulator's `redacted-thinking` quirk) goes to a Responses client as three reasoning items, to a
+ * Gemini client as thought parts, to a chat client through the gateway's carry; the next request
+ * sends Anthropic the same three blocks in the same order, the redacted one as `redacted_thinking`
+ * with its data as it came (the simulator refuses it otherwise, in Anthropic's words). Before, the
+ * Responses and Gemini decoders read the redacted data back as a signature: a `thinking` block
+ * signed by it, Anthropic's 400. The real daemon, the simulator, the official SDKs; stream and not.
+ */
+import {GoogleGenAI} from '@google/genai'
+import type {Content} from '@google/genai'
+import OpenAI from 'openai'
+import {describe, expect, it} from 'vitest'
+
+import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
+import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
+
+const gw = translatedRoutes(
+  {sonnet: 'claude-sonnet-4-6+redacted-thinking'},
+  {prefix: 'redacted', provider: 'sim-messages', families: ['responses', 'gemini', 'chat']},
+)
+
+const ASK = 'Use the tool to read /tmp/notes.txt.'
+const messagesCalls = (): Promise<Array<Record<string, any>>> => takeSimCalls(gw.simOrigin, /\/v1\/messages$/)
+const key = (): string => gw.keys.get('sonnet')!
+let rows = 0
+
+/** A test's start: the simulator's calls and the log's rows so far left behind. */
+async function fresh(): Promise<void> {
+  await messagesCalls()
+  rows = (await projectLogRows(gw.base, 'redacted-sonnet', 0)).length
+}
+
+/**
+ * The blocks of the assistant message of the turn-2 request Anthropic got (the second of the two
+ * since the test's start), both requests answered 200 (the log's rows).
+ */
+async function turnTwo(): Promise<Array<Record<string, any>>> {
+  const calls = await messagesCalls()
+  expect(calls).toHaveLength(2)
+  const assistant = calls[1].messages.find((m: any) => m.role === 'assistant')
+  const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 2)
+  expect(logged.slice(rows).map((r) => r.status)).toEqual([200, 200])
+  return assistant.content
+}
+
+/** The simulator's redacted data: base64 of `simred:<hash>:<what it stands for>`. */
+const simRedacted = (data: unknown): boolean =>
+  typeof data === 'string' && Buffer.from(data, 'base64').toString().startsWith('simred:')
+
+/** The redacted data in the string a client was given for it, its wrap marked as redacted. */
+function unwrapped(wrapped: string): string {
+  expect(wrapped).toMatch(/^gwx1\.messages\+redacted\./)
+  return wrapped.slice('gwx1.messages+redacted.'.length)
+}
+
+/** Turn 2's blocks: the redacted one between the signed ones, with `data`, the call after. */
+function expectBlocks(blocks: Array<Record<string, any>>, data: string): void {
+  expect(blocks.map((b) => b.type)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'tool_use'])
+  expect(blocks[1]).toEqual({type: 'redacted_thinking', data})
+  expect(simRedacted(data)).toBe(true)
+  for (const b of [blocks[0], blocks[2]]) expect(b.signature).not.toBe(data)
+}
+
+describe('redacted thinking back to Anthropic on turn 2', {timeout: 60_000}, () => {
+  for (const stream of [false, true])
+    it(`Codex (Responses), ${stream ? 'streamed' : 'not streamed'}: the reasoning item of the redacted block goes back as redacted_thinking`, async () => {
+      await fresh()
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
+      const history: any[] = [{role: 'user', content: ASK}]
+      const first = stream
+        ? await openai.responses.stream(codexRequest(history)).finalResponse()
+        : await openai.responses.create(codexRequest(history))
+      const reasoning = first.output.filter(
+        (o) => o.type === 'reasoning',
+      ) as OpenAI.Responses.ResponseReasoningItem[]
+      expect(reasoning).toHaveLength(3)
+      // the one string field a reasoning item has
+      const wrapped = String(reasoning[1].encrypted_content)
+      const call = first.output.find(
+        (o) => o.type === 'function_call',
+      ) as OpenAI.Responses.ResponseFunctionToolCall
+      history.push(...first.output, {type: 'function_call_output', call_id: call.call_id, output: 'notes'})
+      const second = stream
+        ? await openai.responses.stream(codexRequest(history)).finalResponse()
+        : await openai.responses.create(codexRequest(history))
+      expect(second.status).toBe('completed')
+      expectBlocks(await turnTwo(), unwrapped(wrapped))
+    })
+
+  for (const stream of [false, true])
+    it(`a Gemini client, ${stream ? 'streamed' : 'not streamed'}: the thought part of the redacted block goes back as redacted_thinking`, async () => {
+      await fresh()
+      const genai = new GoogleGenAI({apiKey: key(), httpOptions: {baseUrl: gw.base}})
+      const contents: Content[] = [{role: 'user', parts: [{text: ASK}]}]
+      const request = {
+        model: 'gemini-2.5-pro',
+        contents,
+        config: {
+          thinkingConfig: {includeThoughts: true, thinkingBudget: 8192},
+          tools: [
+            {functionDeclarations: [{name: 'read_file', parametersJsonSchema: READ_FILE_TOOL.parameters}]},
+          ],
+        },
+      }
+      const ask = async (): Promise<Content> => {
+        if (!stream) return (await genai.models.generateContent(request)).candidates![0].content!
+        // every chunk's parts, in order, as the client's history keeps them
+        const parts = []
+        for await (const chunk of await genai.models.generateContentStream(request))
+          parts.push(...(chunk.candidates?.[0]?.content?.parts ?? []))
+        return {role: 'model', parts}
+      }
+      const first = await ask()
+      // the signatures of the three blocks: the redacted one's data the second
+      const signatures = first
+        .parts!.filter((p) => p.thought && p.thoughtSignature)
+        .map((p) => p.thoughtSignature!)
+      expect(signatures).toHaveLength(3)
+      const call = first.parts!.find((p) => p.functionCall)!.functionCall!
+      contents.push(first, {
+        role: 'user',
+        parts: [{functionResponse: {name: call.name, response: {output: 'notes'}}}],
+      })
+      const second = await ask()
+      expect(second.parts?.length).toBeGreaterThan(0)
+      expectBlocks(await turnTwo(), unwrapped(signatures[1]))
+    })
+
+  it('Gemini CLI, which drops thought parts: the gateway carries the three blocks for the call', async () => {
+    await fresh()
+    const genai = new GoogleGenAI({apiKey: key(), httpOptions: {baseUrl: gw.base}})
+    const contents: Content[] = [{role: 'user', parts: [{text: ASK}]}]
+    const tools = [
+      {functionDeclarations: [{name: 'read_file', parametersJsonSchema: READ_FILE_TOOL.parameters}]},
+    ]
+    // (it asks for thoughts, and sends back none of them)
+    const request = {
+      model: 'gemini-2.5-pro',
+      contents,
+      config: {thinkingConfig: {includeThoughts: true, thinkingBudget: 8192}, tools},
+    }
+    const first = (await genai.models.generateContent(request)).candidates![0].content!
+    const call = first.parts!.find((p) => p.functionCall)!
+    contents.push(
+      {role: 'model', parts: [call]},
+      {
+        role: 'user',
+        parts: [{functionResponse: {name: call.functionCall!.name, response: {output: 'notes'}}}],
+      },
+    )
+    await genai.models.generateContent(request)
+    const blocks = await turnTwo()
+    expectBlocks(blocks, String(blocks[1]?.data))
+  })
+
+  for (const stream of [false, true])
+    it(`a chat client, ${stream ? 'streamed' : 'not streamed'}: the gateway carries the three blocks for the call`, async () => {
+      await fresh()
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
+      const messages: any[] = [{role: 'user', content: ASK}]
+      const request = () => ({
+        model: 'gpt-5',
+        reasoning_effort: 'high' as const,
+        messages,
+        tools: [
+          {type: 'function' as const, function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}},
+        ],
+      })
+      const ask = async () => {
+        if (!stream) return (await openai.chat.completions.create(request())).choices[0].message
+        return (await openai.chat.completions.stream(request()).finalChatCompletion()).choices[0].message
+      }
+      const first = await ask()
+      const call = first.tool_calls![0]
+      messages.push(
+        {role: 'assistant', content: first.content, tool_calls: first.tool_calls},
+        {role: 'tool', tool_call_id: call.id, content: 'notes'},
+      )
+      await ask()
+      const blocks = await turnTwo()
+      expectBlocks(blocks, String(blocks[1]?.data))
+    })
+})
