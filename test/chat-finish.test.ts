@@ -13,30 +13,28 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {aiSdkTurn as turnOf, streamedChunks as chunksOf} from './helpers/ai-sdk.js'
 import {runCli} from './helpers/cli.js'
-import {issueKeyOverApi, projectLogRows, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {projectLogRows, startKeyedPolicies} from './helpers/gateway.js'
 
 let base = ''
 let home = ''
 let stop: () => Promise<void> = async () => {}
-const keys: Record<string, string> = {}
+let keys = new Map<string, string>()
 
-const policy = (id: string, model: string) => simPolicy(id, {chat: [{provider: 'sim-chat', model}]})
+const chat = (model: string) => ({chat: [{provider: 'sim-chat', model}]})
 
 beforeAll(async () => {
-  ;({base, home, stop} = await startSimGatewayWithPolicies([
-    policy('nofinish', 'sim-pro+no-finish-reason'),
-    policy('sensitive', 'sim-pro+vendor-finish'),
-    policy('brokenfinish', 'sim-pro+broken-finish'),
-  ]))
-  for (const id of ['nofinish', 'sensitive', 'brokenfinish'])
-    keys[id] = await issueKeyOverApi(base, id, 'generic_agent', id)
+  ;({base, home, stop, keys} = await startKeyedPolicies({
+    nofinish: chat('sim-pro+no-finish-reason'),
+    sensitive: chat('sim-pro+vendor-finish'),
+    brokenfinish: chat('sim-pro+broken-finish'),
+  }))
 }, 120_000)
 
 afterAll(() => stop())
 
 /** One turn of the AI SDK's `streamText` as `project`'s agent (see helpers/ai-sdk.ts). */
-const aiSdkTurn = (project: string, withTool = false) => turnOf(base, keys[project], withTool)
-const streamedChunks = (project: string) => chunksOf(base, keys[project])
+const aiSdkTurn = (project: string, withTool = false) => turnOf(base, keys.get(project)!, withTool)
+const streamedChunks = (project: string) => chunksOf(base, keys.get(project)!)
 
 const note = (said: string) =>
   `sim-chat streamed ${said}, which AI SDK clients (opencode, Kilo) read as unknown and loop on: the gateway writes OpenAI's in this provider's streams from now on`

@@ -8,7 +8,7 @@
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes} from './helpers/gateway.js'
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
@@ -25,18 +25,10 @@ beforeAll(async () => {
 afterAll(() => stop())
 
 /** The output maximum of each chat body the simulator received since the last call. */
-async function maxima(): Promise<unknown[]> {
-  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
-    requests: Array<{method: string; path: string; body: unknown}>
-  }
-  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
-  return requests
-    .filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'))
-    .map((r) => {
-      const body = (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, unknown>
-      return body.max_completion_tokens ?? body.max_tokens
-    })
-}
+const maxima = async (): Promise<unknown[]> =>
+  (await takeSimCalls(simOrigin, /\/chat\/completions$/)).map(
+    (body) => body.max_completion_tokens ?? body.max_tokens,
+  )
 
 /** A Messages request of the route `id`, as Claude Code sends it. */
 const ask = (id: string, body: Record<string, unknown>) =>

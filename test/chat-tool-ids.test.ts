@@ -11,30 +11,29 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {aiSdkTurn as turnOf, streamedChunks as chunksOf, TOOL_PROMPT} from './helpers/ai-sdk.js'
-import {issueKeyOverApi, projectLogRows, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {projectLogRows, startKeyedPolicies} from './helpers/gateway.js'
 
 let base = ''
 let stop: () => Promise<void> = async () => {}
-const keys: Record<string, string> = {}
+let keys = new Map<string, string>()
 
-const policy = (id: string, model: string) => simPolicy(id, {chat: [{provider: 'sim-chat', model}]})
+const chat = (model: string) => ({chat: [{provider: 'sim-chat', model}]})
 
 beforeAll(async () => {
-  ;({base, stop} = await startSimGatewayWithPolicies([
-    policy('toolids', 'sim-pro+no-tool-call-id'),
-    policy('toolrole', 'sim-pro+empty-delta-role'),
-  ]))
-  for (const id of ['toolids', 'toolrole']) keys[id] = await issueKeyOverApi(base, id, 'generic_agent', id)
+  ;({base, stop, keys} = await startKeyedPolicies({
+    toolids: chat('sim-pro+no-tool-call-id'),
+    toolrole: chat('sim-pro+empty-delta-role'),
+  }))
 }, 120_000)
 
 afterAll(() => stop())
 
 /** One turn of the AI SDK's `streamText` with a tool, as `project`'s agent (see helpers/ai-sdk.ts). */
-const aiSdkTurn = (project: string) => turnOf(base, keys[project], true)
+const aiSdkTurn = (project: string) => turnOf(base, keys.get(project)!, true)
 
 /** The raw chunks of one streamed answer with the same tool. */
 const streamedChunks = (project: string) =>
-  chunksOf(base, keys[project], {
+  chunksOf(base, keys.get(project)!, {
     tools: [
       {
         type: 'function',

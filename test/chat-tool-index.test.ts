@@ -8,17 +8,18 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {issueKeyOverApi, projectLogRows, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {projectLogRows, startKeyedPolicies} from './helpers/gateway.js'
 
 let base = ''
 let stop: () => Promise<void> = async () => {}
 let key = ''
 
 beforeAll(async () => {
-  ;({base, stop} = await startSimGatewayWithPolicies([
-    simPolicy('toolindex', {chat: [{provider: 'sim-chat', model: 'sim-pro+no-tool-index+parallel-tools'}]}),
-  ]))
-  key = await issueKeyOverApi(base, 'toolindex', 'generic_agent', 'toolindex')
+  let keys: Map<string, string>
+  ;({base, stop, keys} = await startKeyedPolicies({
+    toolindex: {chat: [{provider: 'sim-chat', model: 'sim-pro+no-tool-index+parallel-tools'}]},
+  }))
+  key = keys.get('toolindex')!
 }, 120_000)
 
 afterAll(() => stop())

@@ -14,13 +14,7 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {runCli} from './helpers/cli.js'
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  simPolicy,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import {projectLogRows, startKeyedPolicies, takeSimCalls} from './helpers/gateway.js'
 
 const OLLAMA = 'glm-5.2:cloud+ollama-effort'
 const MINI = 'gpt-4o-mini+no-effort-model'
@@ -32,30 +26,19 @@ let base = ''
 let home = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
-const keys = new Map<string, string>()
-
-const policy = (id: string, routes: Record<string, unknown>) => simPolicy(`effort-${id}`, routes)
+let keys = new Map<string, string>()
 
 beforeAll(async () => {
-  ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
-    policy('codex-ollama', {responses: [{provider: 'sim-responses', model: OLLAMA}]}),
-    policy('codex-mini', {responses: [{provider: 'sim-responses', model: MINI}]}),
-    policy('chat-ollama', {chat: [{provider: 'sim-chat', model: OLLAMA}]}),
-    policy('chat-sglang', {chat: [{provider: 'sim-chat', model: SGLANG}]}),
-    policy('translated', {
-      chat: [{provider: 'sim-responses', model: 'qwen3.6:35b+ollama-effort', translate: true}],
-    }),
-  ]))
-  for (const id of ['codex-ollama', 'codex-mini', 'chat-ollama', 'chat-sglang', 'translated'])
-    keys.set(
-      id,
-      await issueKeyOverApi(
-        base,
-        `effort-${id}`,
-        id.startsWith('codex') ? 'codex' : 'generic_agent',
-        `effort-${id}`,
-      ),
-    )
+  ;({base, home, simOrigin, stop, keys} = await startKeyedPolicies(
+    {
+      'codex-ollama': {responses: [{provider: 'sim-responses', model: OLLAMA}]},
+      'codex-mini': {responses: [{provider: 'sim-responses', model: MINI}]},
+      'chat-ollama': {chat: [{provider: 'sim-chat', model: OLLAMA}]},
+      'chat-sglang': {chat: [{provider: 'sim-chat', model: SGLANG}]},
+      translated: {chat: [{provider: 'sim-responses', model: 'qwen3.6:35b+ollama-effort', translate: true}]},
+    },
+    {prefix: 'effort', agentType: (id) => (id.startsWith('codex') ? 'codex' : 'generic_agent')},
+  ))
 }, 120_000)
 
 afterAll(() => stop())

@@ -12,7 +12,7 @@ import OpenAI from 'openai'
 import {describe, expect, it} from 'vitest'
 
 import {codexRequest} from './helpers/codex.js'
-import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
+import {translatedRoutes} from './helpers/gateway.js'
 
 // (each policy's messages route passes to the model, its responses route translates to it)
 const gw = translatedRoutes(
@@ -24,8 +24,8 @@ const gw = translatedRoutes(
 )
 
 const MESSAGES = /\/v1\/messages$/
-const calls = () => takeSimCalls(gw.simOrigin, MESSAGES)
-const rows = (id: string, count = 1) => projectLogRows(gw.base, `passmsg-${id}`, count)
+const calls = () => gw.calls(MESSAGES)
+const {rows} = gw
 const learned = async (model: string): Promise<string[]> => {
   const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {
     adaptations: Array<{model: string; rules: string[]}>

@@ -9,7 +9,7 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, translatedRoutes} from './helpers/gateway.js'
+import {takeSimRequests, translatedRoutes} from './helpers/gateway.js'
 
 const gw = translatedRoutes(
   {
@@ -21,20 +21,13 @@ const gw = translatedRoutes(
 )
 
 /** What the simulator's Messages endpoint received since the last call: each body and its betas. */
-async function received(): Promise<Array<{beta: string | undefined; body: Record<string, any>}>> {
-  const {requests} = (await (await fetch(`${gw.simOrigin}/__sim/requests`)).json()) as {
-    requests: Array<{method: string; path: string; headers: Record<string, string>; body: unknown}>
-  }
-  await fetch(`${gw.simOrigin}/__sim/requests`, {method: 'DELETE'})
-  return requests
-    .filter((r) => r.method === 'POST' && r.path === '/v1/messages')
-    .map((r) => ({
-      beta: r.headers['anthropic-beta'],
-      body: (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>,
-    }))
-}
+const received = async () =>
+  (await takeSimRequests(gw.simOrigin, /^\/v1\/messages$/)).map(({headers, body}) => ({
+    beta: headers['anthropic-beta'],
+    body,
+  }))
 
-const rows = (id: string, count: number) => projectLogRows(gw.base, `betas-${id}`, count)
+const {rows} = gw
 
 const CLAUDE_CODE_BETAS = 'claude-code-20250219,advisor-tool-2026-03-01,interleaved-thinking-2025-05-14'
 

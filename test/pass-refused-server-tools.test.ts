@@ -9,7 +9,8 @@
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {projectLogRows, startTranslatedRoutes} from './helpers/gateway.js'
+import {ADVICE, ADVISOR_TOOL, advisedTurns, BASH_TOOL} from './helpers/claude-code.js'
+import {projectLogRows, startTranslatedRoutes, takeSimRequests} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
@@ -29,46 +30,17 @@ beforeAll(async () => {
 afterAll(() => stop())
 
 /** What the simulator's Messages endpoint received since the last call: each body and its betas. */
-async function received(): Promise<Array<{beta: string | undefined; body: Record<string, any>}>> {
-  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
-    requests: Array<{method: string; path: string; headers: Record<string, string>; body: unknown}>
-  }
-  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
-  return requests
-    .filter((r) => r.method === 'POST' && r.path === '/v1/messages')
-    .map((r) => ({
-      beta: r.headers['anthropic-beta'],
-      body: (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>,
-    }))
-}
+const received = async () =>
+  (await takeSimRequests(simOrigin, /^\/v1\/messages$/)).map(({headers, body}) => ({
+    beta: headers['anthropic-beta'],
+    body,
+  }))
 
 const rows = (id: string, count: number) => projectLogRows(base, `advisor-${id}`, count)
 
 const BETAS = 'claude-code-20250219,advisor-tool-2026-03-01,interleaved-thinking-2025-05-14'
-const ADVISOR = {type: 'advisor_20260301', name: 'advisor', model: 'claude-opus-4-5'}
-const BASH = {
-  name: 'Bash',
-  description: 'Run a command',
-  input_schema: {type: 'object', properties: {command: {type: 'string'}}},
-}
-
 /** Claude Code's turn after one that asked the advisor (the blocks as Anthropic answered them). */
-const MESSAGES = [
-  {role: 'user', content: 'Fix the flaky test'},
-  {
-    role: 'assistant',
-    content: [
-      {type: 'text', text: 'Let me ask the advisor.'},
-      {type: 'server_tool_use', id: 'srvtoolu_01A', name: 'advisor', input: {}},
-      {
-        type: 'advisor_tool_result',
-        tool_use_id: 'srvtoolu_01A',
-        content: {type: 'advisor_result', text: 'Check the fake timer first.'},
-      },
-    ],
-  },
-  {role: 'user', content: [{type: 'text', text: 'go on', cache_control: {type: 'ephemeral'}}]},
-]
+const MESSAGES = advisedTurns(ADVICE, [{type: 'text', text: 'go on', cache_control: {type: 'ephemeral'}}])
 
 /** The same history with the advisor's records as text, as a host without the advisor takes it. */
 const AS_TEXT = [
@@ -78,6 +50,7 @@ const AS_TEXT = [
     content: [
       {type: 'text', text: 'Let me ask the advisor.'},
       {type: 'text', text: "Advisor's advice: Check the fake timer first."},
+      {type: 'text', text: 'I will look at the timer first.'},
     ],
   },
   MESSAGES[2],
@@ -97,7 +70,7 @@ const post = (id: string, model: string) =>
       model,
       max_tokens: 4096,
       system: [{type: 'text', text: 'You are Claude Code.', cache_control: {type: 'ephemeral'}}],
-      tools: [BASH, ADVISOR],
+      tools: [BASH_TOOL, ADVISOR_TOOL],
       messages: MESSAGES,
     }),
   })
@@ -129,7 +102,7 @@ describe("Claude Code's advisor refused by its tag", {timeout: 60_000}, () => {
     expect((await post('relay', 'claude-sonnet-4-5')).status).toBe(200)
     const next = await received()
     expect(next).toHaveLength(1)
-    expect(next[0].body.tools).toEqual([BASH])
+    expect(next[0].body.tools).toEqual([BASH_TOOL])
     expect(next[0].body.messages).toEqual(AS_TEXT)
     expect((await rows('relay', 2))[1].error).toBeNull()
   })

@@ -10,13 +10,7 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  simPolicy,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import {projectLogRows, startKeyedPolicies, takeSimCalls} from './helpers/gateway.js'
 
 const NIM = 'z-ai/glm-5.1+nim-extra'
 const CHAT = /\/v1\/chat\/completions$/
@@ -27,10 +21,11 @@ let stop: () => Promise<void> = async () => {}
 let key = ''
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
-    simPolicy('kilo-nim', {chat: [{provider: 'sim-chat', model: NIM}]}),
-  ]))
-  key = await issueKeyOverApi(base, 'kilo-nim', 'generic_agent', 'kilo-nim')
+  let keys: Map<string, string>
+  ;({base, simOrigin, stop, keys} = await startKeyedPolicies({
+    'kilo-nim': {chat: [{provider: 'sim-chat', model: NIM}]},
+  }))
+  key = keys.get('kilo-nim')!
 }, 120_000)
 
 afterAll(() => stop())

@@ -11,40 +11,17 @@
 import Anthropic from '@anthropic-ai/sdk'
 import {describe, expect, it} from 'vitest'
 
+import {
+  DATE_MESSAGE as DATE,
+  ENVIRONMENT_MESSAGE as ENV,
+  midConversationSystem as request,
+} from './helpers/claude-code.js'
 import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 const gw = translatedRoutes(
   {messages: ['sim-messages', 'deepseek-chat+prefix-cache']},
   {prefix: 'pp', families: ['messages']},
 )
-
-const ENV =
-  '# Environment\nYou have been invoked in the following environment:\n - Primary working directory: /work'
-const DATE = "Today's date is 2026-07-01."
-
-/** Claude Code's request 1 and request 2 (the call of request 1's answer, its result, then `# Environment`). */
-function request(second: boolean): Anthropic.MessageCreateParamsNonStreaming {
-  const messages: Anthropic.MessageParam[] = [
-    {role: 'user', content: [{type: 'text', text: 'List the files.'}]},
-    {role: 'system', content: DATE} as unknown as Anthropic.MessageParam,
-  ]
-  if (second)
-    messages.push(
-      {
-        role: 'assistant',
-        content: [{type: 'tool_use', id: 'toolu_01', name: 'Bash', input: {command: 'ls'}}],
-      },
-      {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_01', content: 'a.txt\nb.txt'}]},
-      {role: 'system', content: [{type: 'text', text: ENV}]} as unknown as Anthropic.MessageParam,
-    )
-  return {
-    model: 'claude-sonnet-4-5',
-    max_tokens: 256,
-    system: [{type: 'text', text: `You are Claude Code. ${'Follow the rules. '.repeat(100)}`}],
-    messages,
-    tools: [{name: 'Bash', description: 'Run a command.', input_schema: {type: 'object', properties: {}}}],
-  }
-}
 
 describe(
   "Claude Code's mid-conversation system messages passed through to a Messages server",

@@ -19,6 +19,7 @@ import {
   issueKeyOverApi,
   projectLogRows,
   simPolicy,
+  simResponsesRefusal,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -126,16 +127,10 @@ describe("Codex passed through to DeepSeek's Responses API", {timeout: 60_000}, 
     expect([row.status, row.error, row.provider]).toEqual([200, NOTE, 'sim-responses'])
 
     // what the simulator answered the first try: the refusal in DeepSeek's words
-    const direct = await fetch(`${simOrigin}/v1/responses`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', authorization: 'Bearer sim-key'},
-      body: JSON.stringify(refused),
-    })
-    expect([direct.status, ((await direct.json()) as {error: {message: string}}).error.message]).toEqual([
+    expect(await simResponsesRefusal(simOrigin, refused)).toEqual([
       400,
       'No tool output found for tool call call_00_ET_a',
     ])
-    await takeSimCalls(simOrigin, MODEL_CALL)
   })
 
   it('later turns go rewritten from the first try, their prefix the bytes of the turn before', async () => {

@@ -10,18 +10,12 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  simPolicy,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import {projectLogRows, startKeyedPolicies, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
-const keys = new Map<string, string>()
+let keys = new Map<string, string>()
 
 const MP4 = 'AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDE='
 const MP3 = 'SUQzBAAAAAAAAAAA//uQZA=='
@@ -46,13 +40,15 @@ const ROUTES: Record<string, [provider: string, model: string, translate: boolea
 }
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(ROUTES).map(([id, [provider, model, translate]]) =>
-      simPolicy(`av-${id}`, {chat: [{provider, model, ...(translate ? {translate} : {})}]}),
+  ;({base, simOrigin, stop, keys} = await startKeyedPolicies(
+    Object.fromEntries(
+      Object.entries(ROUTES).map(([id, [provider, model, translate]]) => [
+        id,
+        {chat: [{provider, model, ...(translate ? {translate} : {})}]},
+      ]),
     ),
+    {prefix: 'av'},
   ))
-  for (const id of Object.keys(ROUTES))
-    keys.set(id, await issueKeyOverApi(base, `av-${id}`, 'generic_agent', `av-${id}`))
 }, 120_000)
 
 afterAll(() => stop())

@@ -13,13 +13,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {ProxyGateway} from '../src/daemon/router/proxy-fixture.js'
 import type {Simulator} from '../src/sim/server.js'
 import {AZURE, azureSimGateway} from './helpers/azure.js'
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  simPolicy,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import {projectLogRows, startKeyedPolicies, takeSimCalls} from './helpers/gateway.js'
 
 const RESPONSES = /\/responses$/
 const MODEL = 'gpt-6.2-sol+azure-namespace-description'
@@ -88,10 +82,12 @@ describe('Codex passed through to an Azure the host does not tell', {timeout: 60
   let stop: () => Promise<void> = async () => {}
   let key = ''
   beforeAll(async () => {
-    ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
-      simPolicy('azure-learned', {responses: [{provider: 'sim-responses', model: MODEL}]}),
-    ]))
-    key = await issueKeyOverApi(base, 'azure-learned', 'codex', 'azure-learned')
+    let keys: Map<string, string>
+    ;({base, simOrigin, stop, keys} = await startKeyedPolicies(
+      {'azure-learned': {responses: [{provider: 'sim-responses', model: MODEL}]}},
+      {agentType: 'codex'},
+    ))
+    key = keys.get('azure-learned')!
   }, 120_000)
   afterAll(() => stop())
 

@@ -16,31 +16,26 @@ import type {ProxyGateway} from '../src/daemon/router/proxy-fixture.js'
 import type {Simulator} from '../src/sim/server.js'
 import {AZURE, azureSimGateway} from './helpers/azure.js'
 import {READ_FILE_TOOL} from './helpers/codex.js'
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  simPolicy,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import {projectLogRows, startKeyedPolicies, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
-const keys = new Map<string, string>()
+let keys = new Map<string, string>()
 
-const policy = (id: string, model: string) => simPolicy(id, {responses: [{provider: 'sim-responses', model}]})
+const responses = (model: string) => ({responses: [{provider: 'sim-responses', model}]})
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
-    policy('azure-learned', 'gpt-5.4+azure-store'),
-    policy('azure-own-store', 'gpt-5.5+azure-store'),
-    simPolicy('azure-translated', {
-      messages: [{provider: 'sim-responses', model: 'gpt-5.6+azure-store', translate: true}],
-    }),
-  ]))
-  for (const id of ['azure-learned', 'azure-own-store', 'azure-translated'])
-    keys.set(id, await issueKeyOverApi(base, id, 'codex', id))
+  ;({base, simOrigin, stop, keys} = await startKeyedPolicies(
+    {
+      'azure-learned': responses('gpt-5.4+azure-store'),
+      'azure-own-store': responses('gpt-5.5+azure-store'),
+      'azure-translated': {
+        messages: [{provider: 'sim-responses', model: 'gpt-5.6+azure-store', translate: true}],
+      },
+    },
+    {agentType: 'codex'},
+  ))
 }, 120_000)
 
 afterAll(() => stop())

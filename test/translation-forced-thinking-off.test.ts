@@ -13,7 +13,7 @@ import OpenAI from 'openai'
 import {describe, expect, it} from 'vitest'
 
 import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
-import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
+import {translatedRoutes} from './helpers/gateway.js'
 
 // (each policy's messages route passes to a Messages model, or translates to a chat one; its
 // responses route translates)
@@ -29,8 +29,7 @@ const gw = translatedRoutes(
 
 const CHAT = /\/chat\/completions$/
 const MESSAGES = /\/v1\/messages$/
-const calls = (path: RegExp) => takeSimCalls(gw.simOrigin, path)
-const rows = (id: string, count = 1) => projectLogRows(gw.base, `forcedoff-${id}`, count)
+const {calls, rows} = gw
 const anthropic = (id: string) => new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(id)!, maxRetries: 0})
 
 /** Claude Code's tools: a sub-agent's structured answer is the second, forced by name. */

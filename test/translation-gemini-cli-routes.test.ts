@@ -17,7 +17,7 @@ import {ApiError, GoogleGenAI} from '@google/genai'
 import type {Content, Part} from '@google/genai'
 import {describe, expect, it} from 'vitest'
 
-import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
+import {takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 const gw = translatedRoutes(
   {
@@ -36,7 +36,7 @@ const gw = translatedRoutes(
 )
 
 const GEMINI_PATH = /:(?:stream)?[gG]enerateContent$/
-const rows = (id: string, count = 1) => projectLogRows(gw.base, `gcli-${id}`, count)
+const {rows} = gw
 const learned = async (model: string): Promise<string[]> => {
   const {adaptations} = (await (await fetch(`${gw.base}/api/adaptations`)).json()) as {
     adaptations: Array<{model: string; rules: string[]}>
@@ -71,7 +71,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
     const kept = parts.filter((p) => !p.thought)
     const callPart = kept.find((p) => p.functionCall)!
     expect(callPart.thoughtSignature).toBe('skip_thought_signature_validator')
-    await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+    await gw.calls(GEMINI_PATH)
     // the next request of the loop reaches Gemini 3 (the fallback's turn over), as Gemini CLI sends it
     const next = await client('g3').models.generateContent({
       model: 'gemini-3-pro-preview',
@@ -94,7 +94,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
       ],
     })
     expect(next.candidates?.[0]?.content?.parts?.length).toBeGreaterThan(0)
-    const sent = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+    const sent = await gw.calls(GEMINI_PATH)
     expect(sent).toHaveLength(1)
     expect(sent[0].contents[1].parts.find((p: any) => p.functionCall).thoughtSignature).toBe(
       'skip_thought_signature_validator',
@@ -104,7 +104,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
   })
 
   it("gemini-3's thinkingLevel to Gemini 2.5: learned from its refusal, sent again without it, later ones alike", async () => {
-    await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+    await gw.calls(GEMINI_PATH)
     const ask = () =>
       client('flash').models.generateContent({
         model: 'gemini-3-pro-preview',
@@ -112,7 +112,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
         config: {thinkingConfig: {includeThoughts: true, thinkingLevel: 'HIGH' as never}},
       })
     expect((await ask()).candidates?.length).toBe(1)
-    const calls = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+    const calls = await gw.calls(GEMINI_PATH)
     expect(calls.map((c) => c.generationConfig.thinkingConfig)).toEqual([
       {includeThoughts: true, thinkingLevel: 'HIGH'},
       {includeThoughts: true},
@@ -127,12 +127,12 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
     ])
     // the next request: one try, the same form
     await ask()
-    const later = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+    const later = await gw.calls(GEMINI_PATH)
     expect(later.map((c) => c.generationConfig.thinkingConfig)).toEqual([{includeThoughts: true}])
   })
 
   it("Gemma 3's refusal of the system instruction: learned, sent again with it in the first user turn, later ones alike", async () => {
-    await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+    await gw.calls(GEMINI_PATH)
     const ask = () =>
       client('gemma3').models.generateContent({
         model: 'gemini-2.5-flash',
@@ -140,7 +140,7 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
         config: {systemInstruction: 'You are Gemini CLI.', thinkingConfig: {includeThoughts: true}},
       })
     expect((await ask()).candidates?.length).toBe(1)
-    const calls = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+    const calls = await gw.calls(GEMINI_PATH)
     // (Google's "Thinking is not enabled", then "Developer instruction is not enabled": each learned)
     expect(calls).toHaveLength(3)
     expect(calls[2]).not.toHaveProperty('systemInstruction')
@@ -157,19 +157,19 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
     )
     // the next request: one try, the same form
     await ask()
-    const later = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+    const later = await gw.calls(GEMINI_PATH)
     expect(later.map((c) => c.contents)).toEqual([calls[2].contents])
   })
 
   it("a utility call's thinkingBudget 0 to Gemini 2.5 Pro: learned, sent again without the budget", async () => {
-    await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+    await gw.calls(GEMINI_PATH)
     const answer = await client('pro').models.generateContent({
       model: 'gemini-2.5-flash-lite',
       contents: [{role: 'user', parts: [{text: 'Classify this.'}]}],
       config: {temperature: 0, thinkingConfig: {thinkingBudget: 0}},
     })
     expect(answer.candidates?.length).toBe(1)
-    const calls = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+    const calls = await gw.calls(GEMINI_PATH)
     expect(calls.map((c) => c.generationConfig)).toEqual([
       {temperature: 0, thinkingConfig: {thinkingBudget: 0}},
       {temperature: 0},

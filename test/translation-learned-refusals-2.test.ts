@@ -15,7 +15,7 @@ import OpenAI from 'openai'
 import {describe, expect, it} from 'vitest'
 
 import {codexRequest} from './helpers/codex.js'
-import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
+import {translatedRoutes} from './helpers/gateway.js'
 
 /** Policy id -> the provider and model all its routes translate to. */
 const ROUTES: Record<string, [provider: string, model: string]> = {
@@ -33,10 +33,10 @@ const ROUTES: Record<string, [provider: string, model: string]> = {
 
 const gw = translatedRoutes(ROUTES, {prefix: 'learned2'})
 
-const calls = (path: RegExp) => takeSimCalls(gw.simOrigin, path)
+const {calls} = gw
 const CHAT = /\/chat\/completions$/
 const RESPONSES = /\/responses$/
-const rows = (id: string, count = 1) => projectLogRows(gw.base, `learned2-${id}`, count)
+const {rows} = gw
 const anthropic = (id: string) => new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(id)!, maxRetries: 0})
 const openai = (id: string) => new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
 const learned = async (model: string): Promise<string[]> => {

@@ -22,8 +22,10 @@ import {
   issueKeyOverApi,
   projectLogRows,
   simPolicy,
+  simResponsesRefusal,
   startSimGatewayWithPolicies,
   takeSimCalls,
+  takeSimRequests,
 } from './helpers/gateway.js'
 
 /** What the vLLM-like upstream got, in order. */
@@ -333,21 +335,8 @@ describe(
   },
 )
 
-/** The requests the daemon's simulator got for a model since the last call, headers and bodies (the record cleared). */
-async function takeSimRequests(): Promise<
-  Array<{headers: Record<string, string>; body: Record<string, any>}>
-> {
-  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
-    requests: Array<{method: string; path: string; headers: Record<string, string>; body: unknown}>
-  }
-  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
-  return requests
-    .filter((r) => r.method === 'POST' && /\/v1\/responses$/.test(r.path))
-    .map((r) => ({
-      headers: r.headers,
-      body: (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>,
-    }))
-}
+/** The Responses requests the daemon's simulator got since the last call, headers and bodies (the record cleared). */
+const takeResponsesRequests = () => takeSimRequests(simOrigin, /\/v1\/responses$/)
 
 describe("Codex's Responses Lite request refused by a hosted server", {timeout: 60_000}, () => {
   /** Codex 0.171's header on a Lite model, and one of its others (which goes on). */
@@ -367,13 +356,13 @@ describe("Codex's Responses Lite request refused by a hosted server", {timeout: 
     ['not-lite', 'gpt-5.5', 'This model is not supported when using X-OpenAI-Internal-Codex-Responses-Lite.'],
   ] as const)
     it(`${id}: learned from its words; sent again as for a model that is not Lite, without the Lite header, and so are later turns`, async () => {
-      await takeSimRequests()
+      await takeResponsesRequests()
       const first = await client(id)
         .responses.stream(codexRequest() as unknown as OpenAI.Responses.ResponseCreateParamsStreaming, {
           headers: LITE_HEADERS,
         })
         .finalResponse()
-      const [refused, again, ...more] = await takeSimRequests()
+      const [refused, again, ...more] = await takeResponsesRequests()
       expect(more).toEqual([])
       // as Codex sent it, refused under its Lite header; then plain, without it, Codex's other header kept
       expect(refused.headers['x-openai-internal-codex-responses-lite']).toBe('true')
@@ -399,20 +388,11 @@ describe("Codex's Responses Lite request refused by a hosted server", {timeout: 
       const [row] = await projectLogRows(base, id, 1)
       expect([row.status, row.error]).toEqual([200, NOTE])
       // what the simulator answered the first try: the refusal in the server's words
-      const direct = await fetch(`${simOrigin}/v1/responses`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          authorization: 'Bearer sim-key',
+      expect(
+        await simResponsesRefusal(simOrigin, refused.body, {
           'x-openai-internal-codex-responses-lite': 'true',
-        },
-        body: JSON.stringify(refused.body),
-      })
-      expect([direct.status, ((await direct.json()) as {error: {message: string}}).error.message]).toEqual([
-        400,
-        words,
-      ])
-      await takeSimRequests()
+        }),
+      ).toEqual([400, words])
 
       // Codex's next turn: plain at once, one request, no refusal
       const second = await client(id)
@@ -421,7 +401,7 @@ describe("Codex's Responses Lite request refused by a hosted server", {timeout: 
         })
         .finalResponse()
       expect(second.status).toBe('completed')
-      const later = await takeSimRequests()
+      const later = await takeResponsesRequests()
       expect(later).toHaveLength(1)
       expect(later[0].headers['x-openai-internal-codex-responses-lite']).toBeUndefined()
       const [, next] = await projectLogRows(base, id, 2)

@@ -14,7 +14,7 @@ import OpenAI from 'openai'
 import {describe, expect, it} from 'vitest'
 
 import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
-import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
+import {translatedRoutes} from './helpers/gateway.js'
 
 /** Policy id -> the provider and model all its routes translate to. */
 const ROUTES: Record<string, [provider: string, model: string]> = {
@@ -32,11 +32,11 @@ const ROUTES: Record<string, [provider: string, model: string]> = {
 
 const gw = translatedRoutes(ROUTES, {prefix: 'refused'})
 
-const calls = (path: RegExp) => takeSimCalls(gw.simOrigin, path)
+const {calls} = gw
 const CHAT = /\/chat\/completions$/
 const MESSAGES = /\/v1\/messages$/
 const GEMINI = /:(?:stream)?[gG]enerateContent/
-const rows = (id: string, count = 1) => projectLogRows(gw.base, `refused-${id}`, count)
+const {rows} = gw
 const openai = (id: string) => new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
 
 const BASH_TOOL = {

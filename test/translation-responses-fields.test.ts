@@ -15,6 +15,7 @@ import {
   issueKeyOverApi,
   projectLogRows,
   simPolicy,
+  simResponsesRefusal,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -95,16 +96,10 @@ describe('Codex 0.155 passed through to a strict Responses server', {timeout: 60
     expect([row.status, row.error, row.provider]).toEqual([200, NOTE, 'sim-responses'])
 
     // what the simulator answered the first try: OpenCode Go's words
-    const direct = await fetch(`${simOrigin}/v1/responses`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', authorization: 'Bearer sim-key'},
-      body: JSON.stringify(refused),
-    })
-    expect([direct.status, ((await direct.json()) as {error: {message: string}}).error.message]).toEqual([
+    expect(await simResponsesRefusal(simOrigin, refused)).toEqual([
       400,
       'unknown parameter `access_programs`',
     ])
-    await takeSimCalls(simOrigin, MODEL_CALL)
   })
 
   it("the model's later requests (a stream) go without it from the first try; /api/adaptations and doctor say so", async () => {

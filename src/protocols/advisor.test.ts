@@ -6,37 +6,17 @@
  */
 import {describe, expect, it} from 'vitest'
 
+import {ADVISOR_TOOL, advisedTurns, BASH_TOOL} from '../../test/helpers/claude-code.js'
 import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
 
-/** A Claude Code turn that asked the advisor (the blocks as Anthropic's API answers them). */
-const advised = (result: Record<string, unknown>): Record<string, unknown> => ({
+/** A Claude Code turn that asked the advisor (`result`: its advice, a redacted result, a failed call). */
+const advised = (result?: Record<string, unknown>): Record<string, unknown> => ({
   model: 'claude-sonnet-5-5',
   max_tokens: 32000,
   stream: true,
-  tools: [
-    {type: 'advisor_20260301', name: 'advisor', model: 'claude-opus-5-5'},
-    {
-      name: 'Bash',
-      description: 'Run a command',
-      input_schema: {type: 'object', properties: {command: {type: 'string'}}},
-    },
-  ],
-  messages: [
-    {role: 'user', content: 'Fix the flaky test'},
-    {
-      role: 'assistant',
-      content: [
-        {type: 'text', text: 'Let me ask the advisor.'},
-        {type: 'server_tool_use', id: 'srvtoolu_01A', name: 'advisor', input: {}},
-        {type: 'advisor_tool_result', tool_use_id: 'srvtoolu_01A', content: result},
-        {type: 'text', text: 'I will look at the timer first.'},
-      ],
-    },
-    {role: 'user', content: 'go on'},
-  ],
+  tools: [ADVISOR_TOOL, BASH_TOOL],
+  messages: advisedTurns(result),
 })
-
-const ADVICE = {type: 'advisor_result', text: 'Check the fake timer before the retry loop.'}
 
 /** The body a request goes to `upstream` with, parsed. */
 function sent(
@@ -52,13 +32,13 @@ function sent(
 
 describe("Claude Code's advisor in a translated history", () => {
   it('goes to a chat upstream as the assistant text, the advisor tool not offered', () => {
-    const out = sent(advised(ADVICE), 'chat')
+    const out = sent(advised(), 'chat')
     expect(out.messages).toEqual([
       {role: 'user', content: 'Fix the flaky test'},
       {
         role: 'assistant',
         content:
-          "Let me ask the advisor.\n\nAdvisor's advice: Check the fake timer before the retry loop.\n\nI will look at the timer first.",
+          "Let me ask the advisor.\n\nAdvisor's advice: Check the fake timer first.\n\nI will look at the timer first.",
       },
       {role: 'user', content: 'go on'},
     ])
@@ -66,13 +46,13 @@ describe("Claude Code's advisor in a translated history", () => {
   })
 
   it('goes to a Responses upstream as an output text of the assistant message', () => {
-    const out = sent(advised(ADVICE), 'responses')
+    const out = sent(advised(), 'responses')
     expect((out.input as unknown[])[1]).toEqual({
       type: 'message',
       role: 'assistant',
       content: [
         {type: 'output_text', text: 'Let me ask the advisor.'},
-        {type: 'output_text', text: "\n\nAdvisor's advice: Check the fake timer before the retry loop.\n\n"},
+        {type: 'output_text', text: "\n\nAdvisor's advice: Check the fake timer first.\n\n"},
         {type: 'output_text', text: 'I will look at the timer first.'},
       ],
     })
@@ -80,12 +60,12 @@ describe("Claude Code's advisor in a translated history", () => {
   })
 
   it("goes to Gemini as a text of the model's turn", () => {
-    const out = sent(advised(ADVICE), 'gemini')
+    const out = sent(advised(), 'gemini')
     expect((out.contents as unknown[])[1]).toEqual({
       role: 'model',
       parts: [
         {text: 'Let me ask the advisor.'},
-        {text: "\n\nAdvisor's advice: Check the fake timer before the retry loop.\n\n"},
+        {text: "\n\nAdvisor's advice: Check the fake timer first.\n\n"},
         {text: 'I will look at the timer first.'},
       ],
     })

@@ -123,23 +123,90 @@ export async function startSimGatewayWithPolicies(
   return {home, base, simOrigin, stop}
 }
 
+/** A request the simulator got: its headers and its body, parsed. */
+export interface SimRequest {
+  headers: Record<string, string>
+  body: Record<string, any>
+}
+
 /**
- * The bodies of the POST requests the simulator at `simOrigin` got on a path matching `path`
- * since the last call (the record is cleared), oldest first.
+ * The POST requests the simulator at `simOrigin` got on a path matching `path` since the last
+ * call (the record is cleared), oldest first: the headers and body of each.
  */
-export async function takeSimCalls(simOrigin: string, path: RegExp): Promise<Array<Record<string, any>>> {
+export async function takeSimRequests(simOrigin: string, path: RegExp): Promise<SimRequest[]> {
   const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
-    requests: Array<{method: string; path: string; body: unknown}>
+    requests: Array<{method: string; path: string; headers: Record<string, string>; body: unknown}>
   }
   await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
   return requests
     .filter((r) => r.method === 'POST' && path.test(r.path))
-    .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
+    .map((r) => ({
+      headers: r.headers,
+      body: (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>,
+    }))
+}
+
+/** The bodies of the requests {@link takeSimRequests} takes. */
+export async function takeSimCalls(simOrigin: string, path: RegExp): Promise<Array<Record<string, any>>> {
+  return (await takeSimRequests(simOrigin, path)).map((r) => r.body)
+}
+
+/**
+ * What the simulator at `simOrigin` answers `body` posted to its Responses endpoint direct (its
+ * key, `headers` over that): the status and the error's message, as the upstream's words for the
+ * first try of a refused request. The simulator's record is cleared after it.
+ */
+export async function simResponsesRefusal(
+  simOrigin: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<[status: number, message: string]> {
+  const res = await fetch(`${simOrigin}/v1/responses`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', authorization: 'Bearer sim-key', ...headers},
+    body: JSON.stringify(body),
+  })
+  const answer = [res.status, ((await res.json()) as {error: {message: string}}).error.message] as [
+    number,
+    string,
+  ]
+  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
+  return answer
 }
 
 /** A policy `id` of `routes` (family -> its targets), with fallbacks and the default breaker and timeouts. */
 export const simPolicy = (id: string, routes: Record<string, unknown>): PolicyConfig =>
   ({id, routes, fallbacks: true, breaker: DEFAULT_BREAKER, timeouts: DEFAULT_TIMEOUTS}) as PolicyConfig
+
+/**
+ * A gateway on the simulator ({@link startSimGatewayWithPolicies}) with a policy of each of
+ * `routes` (id -> its routes, {@link simPolicy}; the policy's id `PREFIX-ID` given a prefix) and a
+ * key of each, issued over the API to an agent named as the policy, whose project it is (its type
+ * `agentType`, or the one it gives an id): the set-up of the end-to-end files of a route each.
+ * `keys` by the ids of `routes`.
+ */
+export async function startKeyedPolicies(
+  routes: Record<string, Record<string, unknown>>,
+  options: {prefix?: string; agentType?: string | ((id: string) => string)} = {},
+): Promise<{
+  home: string
+  base: string
+  simOrigin: string
+  stop: () => Promise<void>
+  keys: Map<string, string>
+}> {
+  const {prefix, agentType = 'generic_agent'} = options
+  const policyId = (id: string) => (prefix ? `${prefix}-${id}` : id)
+  const started = await startSimGatewayWithPolicies(
+    Object.entries(routes).map(([id, policyRoutes]) => simPolicy(policyId(id), policyRoutes)),
+  )
+  const keys = new Map<string, string>()
+  for (const id of Object.keys(routes)) {
+    const type = typeof agentType === 'function' ? agentType(id) : agentType
+    keys.set(id, await issueKeyOverApi(started.base, policyId(id), type, policyId(id)))
+  }
+  return {...started, keys}
+}
 
 /**
  * A gateway in front of the simulator with a policy `PREFIX-ID` for each of `models` (id -> the
@@ -152,22 +219,18 @@ export async function startTranslatedRoutes(
   models: Record<string, string | [provider: string, model: string]>,
   options: {prefix: string; provider?: string; families?: Family[]},
 ): Promise<{base: string; simOrigin: string; stop: () => Promise<void>; keys: Map<string, string>}> {
-  const {prefix} = options
-  const {base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(models).map(([id, given]) => {
-      const [provider, model] = typeof given === 'string' ? [options.provider!, given] : given
-      const families =
-        options.families ??
-        (['messages', 'responses', 'chat', 'gemini'] as const).filter((f) => !provider.endsWith(f))
-      return simPolicy(
-        `${prefix}-${id}`,
-        Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
-      )
-    }),
+  const {base, simOrigin, stop, keys} = await startKeyedPolicies(
+    Object.fromEntries(
+      Object.entries(models).map(([id, given]) => {
+        const [provider, model] = typeof given === 'string' ? [options.provider!, given] : given
+        const families =
+          options.families ??
+          (['messages', 'responses', 'chat', 'gemini'] as const).filter((f) => !provider.endsWith(f))
+        return [id, Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]]))]
+      }),
+    ),
+    {prefix: options.prefix},
   )
-  const keys = new Map<string, string>()
-  for (const id of Object.keys(models))
-    keys.set(id, await issueKeyOverApi(base, `${prefix}-${id}`, 'generic_agent', `${prefix}-${id}`))
   return {base, simOrigin, stop, keys}
 }
 
@@ -179,6 +242,10 @@ export interface TranslatedRoutes {
   readonly simOrigin: string
   /** Each model id's key. */
   readonly keys: Map<string, string>
+  /** The log rows of model id `id`'s policy (its project), `count` of them ({@link projectLogRows}). */
+  rows: (id: string, count?: number) => ReturnType<typeof projectLogRows>
+  /** The bodies the simulator got on a path matching `path` since the last call ({@link takeSimCalls}). */
+  calls: (path: RegExp) => ReturnType<typeof takeSimCalls>
 }
 
 /**
@@ -209,6 +276,8 @@ export function translatedRoutes(
     get keys() {
       return get().keys
     },
+    rows: (id, count = 1) => projectLogRows(get().base, `${options.prefix}-${id}`, count),
+    calls: (path) => takeSimCalls(get().simOrigin, path),
   }
 }
 

@@ -9,7 +9,7 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyTarget} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
-import {CHAT_ANSWER_BILLED, ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {CHAT_ANSWER_BILLED, leaveChat, ProxyGateway, startUpstream} from './proxy-fixture.js'
 
 const ANSWER = CHAT_ANSWER_BILLED
 
@@ -80,20 +80,8 @@ afterAll(async () => {
 })
 
 /** A chat client that leaves once the upstream has sent its headers (before any byte reached it). */
-async function leaveAfterHeaders(): Promise<void> {
-  const sent = new Promise<void>((resolve) => (headersSent = resolve))
-  const controller = new AbortController()
-  const answer = fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: {'content-type': 'application/json'},
-    body: JSON.stringify({model: 'm', messages: [{role: 'user', content: 'hi'}]}),
-    signal: controller.signal,
-  }).catch(() => undefined)
-  await sent
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  controller.abort()
-  await answer
-}
+const leaveAfterHeaders = (): Promise<void> =>
+  leaveChat(gateway.url, new Promise<void>((resolve) => (headersSent = resolve)))
 
 describe('a passed-through JSON answer whose client left before its first byte', () => {
   it('the 499 row holds the usage of the answer the upstream went on to send (it bills it)', async () => {

@@ -16,7 +16,7 @@ import {
 } from './encrypted-content.js'
 import {learnedAdaptations, type ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Refusal, Upstream} from './proxy-fixture.js'
-import {ProxyGateway, responsesAnswer, startJudgedUpstream} from './proxy-fixture.js'
+import {ProxyGateway, RESPONSES_ANSWER, RESPONSES_STREAM, startJudgedUpstream} from './proxy-fixture.js'
 
 /** OpenAI's API: the ciphertext cut, code `invalid_encrypted_content`. */
 const OPENAI_REFUSAL: Refusal = {
@@ -81,14 +81,6 @@ const OTHER_REFUSAL: Refusal = {
   },
 }
 
-const ANSWER = responsesAnswer('resp_a1', 'msg_2', 'done', 40)
-const STREAM = [
-  {type: 'response.created', response: {id: 'resp_a1', status: 'in_progress', output: []}},
-  {type: 'response.completed', response: JSON.parse(ANSWER) as unknown},
-]
-  .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
-  .join('')
-
 /** Ciphertext another account made (OpenAI's Fernet tokens start `gAAAAA`). */
 const FOREIGN = 'gAAAAABpForeignCiphertextOfAccountB=='
 
@@ -148,7 +140,7 @@ beforeAll(async () => {
   upstream = await startJudgedUpstream(
     received,
     (body) => refuseAll ?? (refusal && JSON.stringify(body).includes(FOREIGN) ? refusal : undefined),
-    {stream: STREAM, json: ANSWER},
+    {stream: RESPONSES_STREAM, json: RESPONSES_ANSWER},
   )
   gateway = new ProxyGateway({route: () => route})
   await gateway.listen()
@@ -188,7 +180,7 @@ describe("another account's encrypted reasoning refused: sent again without it",
     const body = codexBody()
     const res = await post(body)
     expect(res.status).toBe(200)
-    expect(((await res.json()) as {id: string}).id).toBe('resp_a1')
+    expect(((await res.json()) as {id: string}).id).toBe('resp_1')
     expect(received).toHaveLength(2)
     // the first try as Codex sent it
     expect(JSON.parse(String(received[0]))).toEqual(body)

@@ -1,31 +1,26 @@
 /** The Router object: policy -> targets -> breakers -> proxy -> log row. */
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
-import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {tempHome} from '../../../test/helpers/cli.js'
 import type {Simulator} from '../../sim/server.js'
 import {startSim} from '../../sim/server.js'
-import {LogStore} from '../../store/log-store.js'
+import type {LogStore} from '../../store/log-store.js'
 import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
 import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
 import {defaultPolicy, defaultProviders} from '../../gateway/policy.js'
-import {Router} from './index.js'
+import type {Router} from './index.js'
+import type {RouterWithLogs} from './proxy-fixture.js'
+import {routerWithLogs} from './proxy-fixture.js'
 
 let sim: Simulator
+let gateway: RouterWithLogs
 let store: LogStore
-let home: ReturnType<typeof tempHome>
 let router: Router
 let url: string
 let providers: ProviderConfig[]
 let policies: Record<string, PolicyConfig>
 
 beforeAll(async () => {
-  home = tempHome()
   sim = await startSim()
-  store = await LogStore.open(join(home.home, 'logs.db'))
-  router = new Router({logStore: store})
   providers = [
     ...defaultProviders({simOrigin: sim.origin, env: {}}),
     {name: 'wrong', family: 'chat', baseUrl: sim.origin},
@@ -40,37 +35,18 @@ beforeAll(async () => {
       timeouts: DEFAULT_TIMEOUTS,
     },
   }
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const policyId = String(req.headers['x-test-policy'] ?? 'default')
-    await router.route(
-      {
-        family: req.url!.startsWith('/v1/messages') ? 'messages' : 'responses',
-        method: req.method!,
-        url: req.url!,
-        headers: req.headers,
-        body: Buffer.concat(chunks),
-        policy: policies[policyId],
-        providers,
-        identity: {agentId: 'agent-1', keyPrefix: 'gw-ab…', policyId, project: 'repo'},
-      },
-      res,
-    )
+  const policyId = (req: {headers: Record<string, unknown>}) =>
+    String(req.headers['x-test-policy'] ?? 'default')
+  gateway = await routerWithLogs({
+    providers,
+    policy: (req) => policies[policyId(req)],
+    identity: (req) => ({agentId: 'agent-1', keyPrefix: 'gw-ab…', policyId: policyId(req), project: 'repo'}),
   })
-  server.listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return async () => {
-    server.closeAllConnections()
-    server.close()
-  }
+  ;({url, store, router} = gateway)
 })
 afterAll(async () => {
-  await router.close()
-  store.close()
+  await gateway.close()
   await sim.close()
-  home.cleanup()
 })
 
 describe('Router', () => {
@@ -118,7 +94,7 @@ describe('Router', () => {
   })
 
   it('answers a family the policy has no route for with 503 no_provider in the entrance shape, and logs it once', async () => {
-    // this harness routes every path but /v1/messages as responses: `broken` has no responses route
+    // `broken` has no responses route
     const res = await fetch(`${url}/v1/responses`, {
       method: 'POST',
       headers: {'x-test-policy': 'broken', 'x-gw-project': 'other-repo'},

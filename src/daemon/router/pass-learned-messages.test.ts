@@ -80,6 +80,14 @@ const claudeCode = (model: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 })
 
+/** The upstream got two tries: `first` (as the client sent it), then `again`, each to the byte. */
+const expectTries = (first: unknown, again: unknown): void => {
+  expect(received.map(String)).toEqual([JSON.stringify(first), JSON.stringify(again)])
+}
+
+/** The rules `/api/adaptations` lists as learned for `provider`. */
+const rulesOf = (provider: string) => learnedAdaptations().find((a) => a.provider === provider)?.rules
+
 /** `body` without `keys`, in its own order (what the upstream gets once a rule is learned). */
 const without = (body: Record<string, unknown>, ...keys: string[]): Record<string, unknown> =>
   Object.fromEntries(Object.entries(body).filter(([k]) => !keys.includes(k)))
@@ -95,18 +103,14 @@ describe('a Messages request passed through, refused for what a translated one i
     const first = await post(body)
     expect(first.status).toBe(200)
     expect(await first.text()).toBe(MESSAGES_STREAM)
-    expect(received).toHaveLength(2)
     // the first try as it came, less the attribution block (Ollama is not Anthropic's API)
     const asCame = {...body, model: 'llama3.1:8b', system: SYSTEM}
-    expect(String(received[0])).toBe(JSON.stringify(asCame))
     // the second without thinking, every other field in the client's order and spelling
-    expect(String(received[1])).toBe(JSON.stringify(without(asCame, 'thinking')))
+    expectTries(asCame, without(asCame, 'thinking'))
     expect((await gateway.settled(1))[0].error).toBe(
       'ollama refused thinking (a model without it): sent again without thinking',
     )
-    expect(learnedAdaptations().find((a) => a.provider === 'ollama')?.rules).toEqual([
-      'sent without thinking',
-    ])
+    expect(rulesOf('ollama')).toEqual(['sent without thinking'])
 
     // the next turn: one try, without it, the same bytes turn after turn (the prefix cache)
     received.length = 0
@@ -227,14 +231,12 @@ describe('a Messages request passed through, refused for what a translated one i
     const answer = await post(subAgent)
     expect(answer.status).toBe(200)
     expect(await answer.text()).toBe(MESSAGES_STREAM)
-    expect(received).toHaveLength(2)
     const asCame = {...subAgent, system: SYSTEM}
-    expect(String(received[0])).toBe(JSON.stringify(asCame))
-    expect(String(received[1])).toBe(JSON.stringify(without(asCame, 'output_config')))
+    expectTries(asCame, without(asCame, 'output_config'))
     expect((await gateway.settled(1))[0].error).toBe(
       'deepseek-effort refused output_config.effort beside thinking.type disabled: sent again without the effort (requests that turn thinking off, from now on)',
     )
-    expect(learnedAdaptations().find((a) => a.provider === 'deepseek-effort')?.rules).toEqual([
+    expect(rulesOf('deepseek-effort')).toEqual([
       'output_config.effort left out where thinking.type is disabled (refused together)',
     ])
 
@@ -267,13 +269,9 @@ describe('a Messages request passed through, refused for what a translated one i
     })
     const answer = await post(search)
     expect(answer.status).toBe(200)
-    expect(received).toHaveLength(2)
     const asCame = {...search, system: SYSTEM}
-    expect(String(received[0])).toBe(JSON.stringify(asCame))
     // thinking off, the effort gone with it (DeepSeek refuses the two together), the choice kept
-    expect(String(received[1])).toBe(
-      JSON.stringify({...without(asCame, 'output_config'), thinking: {type: 'disabled'}}),
-    )
+    expectTries(asCame, {...without(asCame, 'output_config'), thinking: {type: 'disabled'}})
     expect((await gateway.settled(1))[0].error).toBe(
       'deepseek-choice refused a forced tool_choice in thinking mode: sent again with thinking.type disabled (and no output_config.effort), the forced choice kept',
     )
@@ -360,19 +358,17 @@ describe('a Messages request passed through, refused for what a translated one i
     const answer = await post(body)
     expect(answer.status).toBe(200)
     expect(await answer.text()).toBe(MESSAGES_STREAM)
-    expect(received).toHaveLength(2)
     const asCame = {...body, system: SYSTEM}
-    expect(String(received[0])).toBe(JSON.stringify(asCame))
     const placeheld = {
       ...asCame,
       messages: toolLoop([{type: 'thinking', thinking: '', signature: ''}]),
     }
     // thinking kept on, its effort kept, every other byte as the client sent it
-    expect(String(received[1])).toBe(JSON.stringify(placeheld))
+    expectTries(asCame, placeheld)
     expect((await gateway.settled(1))[0].error).toBe(
       'deepseek-history refused an assistant tool call turn without a thinking block: sent again with an empty one at the head of each such turn (from now on)',
     )
-    expect(learnedAdaptations().find((a) => a.provider === 'deepseek-history')?.rules).toEqual([
+    expect(rulesOf('deepseek-history')).toEqual([
       'an empty thinking block at the head of each assistant tool call turn without one (refused)',
     ])
     // the next turn: one try; a turn with its own thinking, and a request with none to fix, as they came
@@ -404,16 +400,12 @@ describe('a Messages request passed through, refused for what a translated one i
     })
     const answer = await post(body)
     expect(answer.status).toBe(200)
-    expect(received).toHaveLength(2)
     const asCame = {...body, system: SYSTEM}
-    expect(String(received[0])).toBe(JSON.stringify(asCame))
-    expect(String(received[1])).toBe(
-      JSON.stringify({
-        ...without(asCame, 'context_management', 'output_config'),
-        thinking: {type: 'disabled'},
-      }),
-    )
-    expect(learnedAdaptations().find((a) => a.provider === 'kimi-history')?.rules).toEqual([
+    expectTries(asCame, {
+      ...without(asCame, 'context_management', 'output_config'),
+      thinking: {type: 'disabled'},
+    })
+    expect(rulesOf('kimi-history')).toEqual([
       'thinking turned off for a history with an assistant tool call turn without thinking (refused)',
     ])
     // a history whose tool turns all think keeps thinking on, one try

@@ -22,31 +22,7 @@ import {
 } from '../../sim/upstream/quirks.js'
 import {learnedAdaptations, type ProxyTarget} from './proxy.js'
 import type {Refusal, Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
-
-const ANSWER = JSON.stringify({
-  id: 'resp_1',
-  object: 'response',
-  created_at: 1,
-  status: 'completed',
-  model: 'muse-spark-1.3',
-  output: [
-    {
-      type: 'message',
-      id: 'msg_1',
-      role: 'assistant',
-      status: 'completed',
-      content: [{type: 'output_text', text: 'done', annotations: []}],
-    },
-  ],
-  usage: {input_tokens: 9, output_tokens: 1, total_tokens: 10},
-})
-const STREAM = [
-  {type: 'response.created', response: {id: 'resp_1', status: 'in_progress', output: []}},
-  {type: 'response.completed', response: JSON.parse(ANSWER) as unknown},
-]
-  .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
-  .join('')
+import {ProxyGateway, RESPONSES_ANSWER, RESPONSES_STREAM, startJudgedUpstream} from './proxy-fixture.js'
 
 const received: Buffer[] = []
 /** A refusal of every request while set (another server's words). */
@@ -77,7 +53,7 @@ beforeAll(async () => {
       const status = inputItemStatusRefusal(body, quirks)
       return status && {status: 400, body: {error: status}}
     },
-    {stream: STREAM, json: ANSWER},
+    {stream: RESPONSES_STREAM, json: RESPONSES_ANSWER},
   )
   await gateway.listen()
 })
@@ -150,7 +126,7 @@ describe("Codex's access_programs refused by a strict Responses server", () => {
     const body = codexText('muse-spark-1.3', 'Read a.ts.', true)
     const res = await post(body)
     expect(res.status).toBe(200)
-    expect(await res.text()).toBe(STREAM)
+    expect(await res.text()).toBe(RESPONSES_STREAM)
     expect(received.map(String)).toEqual([body.replace(ACCESS, '')])
     const [result] = await gateway.settled(1)
     expect(result.error).toBeNull()
@@ -228,7 +204,7 @@ describe("Codex's effort refused by a Responses server, passed through", () => {
     received.length = 0
     const spaced = effortText(model, '{ "summary": "auto", "effort" : "xhigh" }', true)
     const next = await post(spaced)
-    expect(await next.text()).toBe(STREAM)
+    expect(await next.text()).toBe(RESPONSES_STREAM)
     expect(received.map(String)).toEqual([spaced.replace('"effort" : "xhigh"', '"effort" : "max"')])
   })
 
@@ -296,7 +272,7 @@ describe("an input item's status refused by ChatGPT's Codex backend", () => {
     // the next turn (a stream): one try, without it
     received.length = 0
     const next = continuation(model, true)
-    expect(await (await post(next)).text()).toBe(STREAM)
+    expect(await (await post(next)).text()).toBe(RESPONSES_STREAM)
     expect(received.map(String)).toEqual([withoutStatus(next)])
   })
 })

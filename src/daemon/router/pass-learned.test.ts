@@ -71,6 +71,21 @@ const deepseekRefusal = (message: string): Refusal => ({
 
 const TOOLS = [{type: 'function', function: {name: 'read', parameters: {type: 'object', properties: {}}}}]
 
+/**
+ * Posts `body` (its bytes): answered 200 after two tries, the second `again` (parsed), the row's
+ * note `note`; then posts it again: answered 200 in one try. That try's body, parsed.
+ */
+async function refusedOnce(body: string, again: unknown, note: string): Promise<Record<string, unknown>> {
+  expect((await post(body)).status).toBe(200)
+  expect(received).toHaveLength(2)
+  expect(sent(1)).toEqual(again)
+  expect((await gateway.settled(1))[0].error).toBe(note)
+  received.length = 0
+  expect((await post(body)).status).toBe(200)
+  expect(received).toHaveLength(1)
+  return sent(0)
+}
+
 describe('a chat request passed through, refused for what a translated one is adapted for', () => {
   it("Ollama's model without thinking: sent again without reasoning_effort, and from then on; a stream too", async () => {
     targets = [target('ollama', 'llama3.1:8b')]
@@ -248,27 +263,23 @@ describe('a chat request passed through, refused for what a translated one is ad
         },
       ],
     }
-    expect((await post(JSON.stringify(body))).status).toBe(200)
-    expect(received).toHaveLength(2)
-    expect(sent(1)).toEqual({
-      model: 'deepseek-chat',
-      messages: [
-        {role: 'system', content: 'Be brief.'},
-        {
-          role: 'user',
-          content: [
-            {type: 'text', text: 'What is in this picture?'},
-            {type: 'text', text: '[image/png image not attached: deepseek-chat takes no images]'},
-          ],
-        },
-      ],
-    })
-    expect((await gateway.settled(1))[0].error).toBe(
+    await refusedOnce(
+      JSON.stringify(body),
+      {
+        model: 'deepseek-chat',
+        messages: [
+          {role: 'system', content: 'Be brief.'},
+          {
+            role: 'user',
+            content: [
+              {type: 'text', text: 'What is in this picture?'},
+              {type: 'text', text: '[image/png image not attached: deepseek-chat takes no images]'},
+            ],
+          },
+        ],
+      },
       'deepseek refused images (a text-only model): sent again with a line in place of each',
     )
-    received.length = 0
-    expect((await post(JSON.stringify(body))).status).toBe(200)
-    expect(received).toHaveLength(1)
 
     // llama.cpp without a vision projector answers 500; read only for a body with media
     targets = [target('llamacpp', 'qwen2.5-coder')]
@@ -444,23 +455,19 @@ describe('a chat request passed through, refused for what a translated one is ad
         {role: 'user', content: 'hi'},
       ],
     }
-    expect((await post(JSON.stringify(body))).status).toBe(200)
-    expect(received).toHaveLength(2)
-    expect(sent(1)).toEqual({
-      model: 'MiniMax-M2.7',
-      messages: [
-        {role: 'system', content: 'You are opencode.\n\nYou have superpowers.'},
-        {role: 'user', content: 'hi'},
-      ],
-    })
-    expect((await gateway.settled(1))[0].error).toBe(
+    const next = await refusedOnce(
+      JSON.stringify(body),
+      {
+        model: 'MiniMax-M2.7',
+        messages: [
+          {role: 'system', content: 'You are opencode.\n\nYou have superpowers.'},
+          {role: 'user', content: 'hi'},
+        ],
+      },
       'minimax-system refused several system messages in a row: sent again with each run of messages of one role as one message',
     )
     // the next request: merged from the start, one try
-    received.length = 0
-    expect((await post(JSON.stringify(body))).status).toBe(200)
-    expect(received).toHaveLength(1)
-    expect(sent(0).messages).toEqual([
+    expect(next.messages).toEqual([
       {role: 'system', content: 'You are opencode.\n\nYou have superpowers.'},
       {role: 'user', content: 'hi'},
     ])

@@ -18,26 +18,9 @@ import {
   MESSAGES_ANSWER,
   messagesTarget,
   ProxyGateway,
+  RESPONSES_ANSWER,
   startUpstream,
 } from './proxy-fixture.js'
-
-const RESPONSES_ANSWER = JSON.stringify({
-  id: 'resp_1',
-  object: 'response',
-  created_at: 1,
-  status: 'completed',
-  model: 'deepseek-v4-pro',
-  output: [
-    {
-      type: 'message',
-      id: 'msg_1',
-      role: 'assistant',
-      status: 'completed',
-      content: [{type: 'output_text', text: 'done', annotations: []}],
-    },
-  ],
-  usage: {input_tokens: 9, output_tokens: 1, total_tokens: 10},
-})
 
 const received: Buffer[] = []
 let upstream: Upstream

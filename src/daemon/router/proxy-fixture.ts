@@ -3,13 +3,19 @@
  * daemon's part played in this process by a tiny `node:http` server over `proxyRequest`, and
  * scripted upstreams. Both listen on 127.0.0.1, on a free port each.
  */
+import {mkdtempSync, rmSync} from 'node:fs'
 import type {IncomingHttpHeaders, IncomingMessage, Server, ServerResponse} from 'node:http'
 import {createServer} from 'node:http'
 import type {AddressInfo, Socket} from 'node:net'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 
+import {LogStore} from '../../store/log-store.js'
 import type {Family, PolicyConfig, ProviderConfig, TimeoutSettings} from '../../store/schema.js'
-import type {Router} from './index.js'
 import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
+import type {RouterOptions} from './index.js'
+import {Router} from './index.js'
+import type {RequestIdentity} from './log-entry.js'
 import type {ProxyOptions, ProxyResult, ProxyTarget} from './proxy.js'
 import {proxyRequest, UpstreamPools} from './proxy.js'
 
@@ -80,6 +86,25 @@ export function recordSocketWrites(res: ServerResponse, writes: string[]): void 
     writes.push(chunks.map((c) => String(c.chunk)).join(''))
     writev.call(this, chunks, cb)
   }
+}
+
+/**
+ * A chat client's smallest request (`hi`, not streamed) posted to the gateway at `origin`, which
+ * the client leaves (aborts) 50 ms after `sent` resolves: a client gone once the upstream has
+ * sent its headers, before any byte of the answer reached it. Resolves once its fetch has ended.
+ */
+export async function leaveChat(origin: string, sent: Promise<void>): Promise<void> {
+  const controller = new AbortController()
+  const answer = fetch(`${origin}/v1/chat/completions`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify({model: 'm', messages: [{role: 'user', content: 'hi'}]}),
+    signal: controller.signal,
+  }).catch(() => undefined)
+  await sent
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  controller.abort()
+  await answer
 }
 
 /** An upstream's refusal of a request: its status and JSON body. */
@@ -200,6 +225,17 @@ export const CHAT_ANSWER = JSON.stringify({
   model: 'm',
   choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
 })
+
+/** A Responses answer a scripted upstream answers with (its text: `done`, its id `resp_1`). */
+export const RESPONSES_ANSWER = responsesAnswer('resp_1', 'msg_1', 'done', 9)
+
+/** The same answer as a Responses stream (created, then completed). */
+export const RESPONSES_STREAM = [
+  {type: 'response.created', response: {id: 'resp_1', status: 'in_progress', output: []}},
+  {type: 'response.completed', response: JSON.parse(RESPONSES_ANSWER) as unknown},
+]
+  .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
+  .join('')
 
 /** {@link CHAT_ANSWER} with the usage its upstream bills (1200 input, 40 output tokens). */
 export const CHAT_ANSWER_BILLED = JSON.stringify({
@@ -392,5 +428,73 @@ export function judgedMessagesGateway(
         },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       }),
+  }
+}
+
+/** What `routerWithLogs` routes: the daemon's part of a request, as its server hands it over. */
+export interface RouterWithLogsOptions {
+  providers: ProviderConfig[]
+  /** Each request's policy (a function: asked at each request, so it may depend on the request). */
+  policy: PolicyConfig | ((req: IncomingMessage) => PolicyConfig | undefined)
+  /** The entrance of each request (default: by its path, `familyOf`). */
+  family?: Family
+  /** Who calls, for the rows (default: `agent-1` of the policy `p`, no key, no project). */
+  identity?: RequestIdentity | ((req: IncomingMessage) => RequestIdentity)
+  /** The Router's other options (its log store is the one made here). */
+  router?: Omit<RouterOptions, 'logStore'>
+}
+
+/** A Router writing its rows into a logs.db of its own, behind a server of its own. */
+export interface RouterWithLogs {
+  /** The server's origin, `http://127.0.0.1:<port>`. */
+  url: string
+  router: Router
+  store: LogStore
+  /** Closes the server and its connections, the Router, the store, and removes the home. */
+  close: () => Promise<void>
+}
+
+/**
+ * The daemon's request path in this process, rows and all: a `Router` whose log store is a
+ * logs.db in a temp folder, behind a `node:http` server on a free port of 127.0.0.1 that routes each
+ * request as `options` say. What a test of a request's log row (logs.db, `gwctl usage`) runs over.
+ */
+export async function routerWithLogs(options: RouterWithLogsOptions): Promise<RouterWithLogs> {
+  const home = mkdtempSync(join(tmpdir(), 'gwctl-test-'))
+  const store = await LogStore.open(join(home, 'logs.db'))
+  const router = new Router({...options.router, logStore: store})
+  const {policy, identity} = options
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req)
+    const url = req.url ?? '/'
+    await router.route(
+      {
+        family: options.family ?? familyOf(url),
+        method: req.method ?? 'POST',
+        url,
+        headers: req.headers,
+        body,
+        policy: typeof policy === 'function' ? policy(req) : policy,
+        providers: options.providers,
+        identity: (typeof identity === 'function' ? identity(req) : identity) ?? {
+          agentId: 'agent-1',
+          keyPrefix: null,
+          policyId: 'p',
+          project: null,
+        },
+      },
+      res,
+    )
+  })
+  return {
+    url: await listen(server),
+    router,
+    store,
+    close: async () => {
+      shut(server)
+      await router.close()
+      store.close()
+      rmSync(home, {recursive: true, force: true})
+    },
   }
 }

@@ -10,23 +10,24 @@ import OpenAI from 'openai'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {freePort} from '../../../test/helpers/cli.js'
+import {simProxy} from '../../../test/helpers/sim-proxy.js'
 import {parseFault} from '../../sim/faults.js'
 import type {Simulator} from '../../sim/server.js'
-import {startSim} from '../../sim/server.js'
 import type {Family, ProviderConfig} from '../../store/schema.js'
 import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
 import {BreakerRegistry} from './breaker.js'
 import type {ProxyTarget} from './proxy.js'
 import {topLevelFields, upstreamPath} from './proxy.js'
 import type {GatewayRoute} from './proxy-fixture.js'
-import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {startUpstream} from './proxy-fixture.js'
 
 const GW_KEY = 'gw-SECRETgatewaykey0123456789'
 
 let sim: Simulator
 let gatewayUrl: string
 let route: (family: Family) => GatewayRoute
-const gateway = new ProxyGateway({route: (family) => route(family)})
+const proxied = simProxy({route: (family) => route(family)})
+const {gateway} = proxied
 
 const provider = (name: string, family: Family, baseUrl: string): ProviderConfig => ({
   name,
@@ -36,33 +37,20 @@ const provider = (name: string, family: Family, baseUrl: string): ProviderConfig
 })
 
 /** The sim as a provider of `family` (several names may share the sim). */
-const simTarget = (
-  family: Family,
-  name = `sim-${family}`,
-  extra: Partial<ProxyTarget> = {},
-): ProxyTarget => ({
-  provider: provider(name, family, sim.origin),
-  ...extra,
-})
+const simTarget = (family: Family, name = `sim-${family}`, extra: Partial<ProxyTarget> = {}): ProxyTarget =>
+  proxied.target(family, extra, name)
 
 let deadOrigin: string
 
 beforeAll(async () => {
-  sim = await startSim()
+  sim = await proxied.start()
   deadOrigin = `http://127.0.0.1:${await freePort()}`
-  gatewayUrl = await gateway.listen()
+  gatewayUrl = gateway.url
 })
 
-afterEach(() => {
-  gateway.results.length = 0
-  sim.faults.clear()
-  sim.requests.length = 0
-})
+afterEach(() => proxied.clear())
 
-afterAll(async () => {
-  await gateway.close()
-  await sim.close()
-})
+afterAll(() => proxied.close())
 
 describe('SDKs through the proxy to the simulator: usage recorded to the token', () => {
   beforeAll(() => {

@@ -10,24 +10,18 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
+import {simProxy} from '../../../test/helpers/sim-proxy.js'
 import {parseFault} from '../../sim/faults.js'
 import type {Simulator} from '../../sim/server.js'
-import {startSim} from '../../sim/server.js'
 import type {Family} from '../../store/schema.js'
 import {CircuitBreaker} from './breaker.js'
-import type {ProxyTarget} from './proxy.js'
 import type {GatewayRoute} from './proxy-fixture.js'
-import {ProxyGateway} from './proxy-fixture.js'
+import {askMessages} from './proxy-fixture.js'
 
 let sim: Simulator
 let route: (family: Family) => GatewayRoute
-const gateway = new ProxyGateway({route: (family) => route(family)})
-
-const target = (family: Family, extra: Partial<ProxyTarget> = {}, name = `sim-${family}`): ProxyTarget => ({
-  provider: {name, family, baseUrl: sim.origin, credential: {secret: 'upstream-key'}},
-  ...extra,
-})
-const upstreamCalls = (path: string) => sim.requests.filter((r) => r.path.includes(path))
+const proxied = simProxy({route: (family) => route(family)})
+const {gateway, target, upstreamCalls} = proxied
 
 /** Claude Code's SDK, retrying as it does by default (2 retries, honouring `x-should-retry`). */
 const claude = () => new Anthropic({baseURL: gateway.url, apiKey: 'gw-key'})
@@ -49,20 +43,12 @@ const askGemini = () =>
   })
 
 beforeAll(async () => {
-  sim = await startSim()
-  await gateway.listen()
+  sim = await proxied.start()
 })
 
-afterEach(() => {
-  gateway.results.length = 0
-  sim.faults.clear()
-  sim.requests.length = 0
-})
+afterEach(() => proxied.clear())
 
-afterAll(async () => {
-  await gateway.close()
-  await sim.close()
-})
+afterAll(() => proxied.close())
 
 describe('a quota no wait cures, through translation: the client is told not to retry', () => {
   it("Google's daily quota to Claude Code's SDK: one request, x-should-retry: false, no retry-after", async () => {
@@ -124,15 +110,7 @@ describe('a quota no wait cures, through translation: the client is told not to 
   it('a per-minute quota keeps its wait and says nothing of retrying', async () => {
     route = () => ({targets: [target('gemini', {model: 'gemini-2.5-flash', translate: true})]})
     sim.faults.add(parseFault('status=429,retry-delay=1s,path=/models/'))
-    const res = await fetch(`${gateway.url}/v1/messages`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', 'x-api-key': 'gw-key', 'anthropic-version': '2023-06-01'},
-      body: JSON.stringify({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 64,
-        messages: [{role: 'user', content: 'hi'}],
-      }),
-    })
+    const res = await askMessages(gateway.url)
     expect(res.status).toBe(429)
     expect(res.headers.get('retry-after')).toBe('1')
     expect(res.headers.get('x-should-retry')).toBeNull()
@@ -231,15 +209,7 @@ describe('a wait given only as retry-after-ms', () => {
   it('reaches Claude Code as retry-after in whole seconds, rounded up', async () => {
     route = () => ({targets: [target('responses', {model: 'gpt-5', translate: true})]})
     sim.faults.add(parseFault('status=429,retry-after-ms=1500,path=/responses'))
-    const res = await fetch(`${gateway.url}/v1/messages`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', 'x-api-key': 'gw-key', 'anthropic-version': '2023-06-01'},
-      body: JSON.stringify({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 64,
-        messages: [{role: 'user', content: 'hi'}],
-      }),
-    })
+    const res = await askMessages(gateway.url)
     expect(res.status).toBe(429)
     expect(res.headers.get('retry-after-ms')).toBe('1500')
     expect(res.headers.get('retry-after')).toBe('2')

@@ -12,22 +12,21 @@ import Anthropic from '@anthropic-ai/sdk'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
+import {simProxy} from '../../../test/helpers/sim-proxy.js'
 import {parseFault} from '../../sim/faults.js'
 import type {Simulator} from '../../sim/server.js'
-import {startSim} from '../../sim/server.js'
 import type {Family} from '../../store/schema.js'
 import {CircuitBreaker} from './breaker.js'
 import {logEntryFor} from './log-entry.js'
-import type {ProxyTarget} from './proxy.js'
 import type {GatewayRoute, ProxyGatewayOptions} from './proxy-fixture.js'
-import {ProxyGateway} from './proxy-fixture.js'
 
 let sim: Simulator
 let route: (family: Family) => GatewayRoute
 /** The waits the proxy asked for, when `fakeWaits` is on (then none is waited). */
 let waits: number[] = []
 const options: ProxyGatewayOptions = {route: (family) => route(family)}
-const gateway = new ProxyGateway(options)
+const proxied = simProxy(options)
+const {gateway, target, upstreamCalls} = proxied
 const fakeWaits = (on: boolean): void => {
   options.sleep = on
     ? (ms) => {
@@ -36,11 +35,6 @@ const fakeWaits = (on: boolean): void => {
       }
     : undefined
 }
-
-const target = (family: Family, extra: Partial<ProxyTarget> = {}, name = `sim-${family}`): ProxyTarget => ({
-  provider: {name, family, baseUrl: sim.origin, credential: {secret: 'upstream-key'}},
-  ...extra,
-})
 
 /** Codex 0.171's headers (as captured), on a streamed Responses request. */
 const CODEX_HEADERS = {
@@ -65,25 +59,18 @@ const row = (i = 0) =>
     {agentId: null, keyPrefix: null, policyId: null, project: null},
     gateway.results[i],
   )
-const upstreamCalls = (path: string) => sim.requests.filter((r) => r.path.includes(path))
 
 beforeAll(async () => {
-  sim = await startSim()
-  await gateway.listen()
+  sim = await proxied.start()
 })
 
 afterEach(() => {
-  gateway.results.length = 0
-  sim.faults.clear()
-  sim.requests.length = 0
+  proxied.clear()
   waits = []
   fakeWaits(false)
 })
 
-afterAll(async () => {
-  await gateway.close()
-  await sim.close()
-})
+afterAll(() => proxied.close())
 
 describe('Codex on a single target answered 429', () => {
   beforeAll(() => {

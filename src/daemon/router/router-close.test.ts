@@ -12,7 +12,7 @@ import {tempHome} from '../../../test/helpers/cli.js'
 import {LogStore} from '../../store/log-store.js'
 import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
 import {Router} from './index.js'
-import {CHAT_ANSWER_BILLED, serveRouter, startUpstream} from './proxy-fixture.js'
+import {CHAT_ANSWER_BILLED, leaveChat, serveRouter, startUpstream} from './proxy-fixture.js'
 
 const ANSWER = CHAT_ANSWER_BILLED
 
@@ -58,17 +58,7 @@ describe('Router close with a JSON answer read on after its client left', () => 
 
       // the client leaves once the upstream has sent its headers (or got the request)
       const sent = new Promise<void>((resolve) => (headersSent = resolve))
-      const controller = new AbortController()
-      const answer = fetch(`${url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: {'content-type': 'application/json'},
-        body: JSON.stringify({model: 'm', messages: [{role: 'user', content: 'hi'}]}),
-        signal: controller.signal,
-      }).catch(() => undefined)
-      await sent
-      await new Promise((resolve) => setTimeout(resolve, 50))
-      controller.abort()
-      await answer
+      await leaveChat(url, sent)
       await new Promise((resolve) => setTimeout(resolve, 50))
 
       // the daemon's stop: the server has let its clients go, then router.close(), then the rows

@@ -5,6 +5,7 @@
  */
 import {describe, expect, it} from 'vitest'
 
+import {ADVISOR_TOOL as ADVISOR, BASH_TOOL as BASH} from '../../../test/helpers/claude-code.js'
 import {adaptPassedMessages, sentOfPassedMessages} from '../../protocols/translate.js'
 import {rewritesMessagesBody, UpstreamAdaptations} from './adaptations.js'
 
@@ -13,9 +14,6 @@ const anthropic = (message: string) =>
 const TAG_REFUSED = anthropic(
   "tools.1: Input tag 'advisor_20260301' found using 'type' does not match any of the expected tags: 'bash_20250124', 'custom', 'text_editor_20250728', 'web_search_20250305'",
 )
-
-const ADVISOR = {type: 'advisor_20260301', name: 'advisor', model: 'claude-opus-4-5'}
-const BASH = {name: 'Bash', input_schema: {type: 'object'}}
 
 const body = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   model: 'claude-sonnet-4-5',
