@@ -258,7 +258,9 @@ function inputMemberRefusal(
   sent: SentRequest,
   known: UpstreamAdaptation,
 ): {next: UpstreamAdaptation; note: string} | undefined {
-  const {param, message} = errorParts(errorText)
+  const {param, message: said} = errorParts(errorText)
+  // (not in a validator's echo of the request: an item's text may name any place)
+  const message = withoutEchoes(said)
   const place = /^input\[(\d+)\]\.([A-Za-z_]\w{0,63})$/.exec(typeof param === 'string' ? param : '')
   const named =
     place !== null && REFUSES.test(message)

@@ -332,6 +332,15 @@ describe("a Responses server's refusal of an input item's member", () => {
     expect(a.learn('p', 'm', openai('input[0].status'), sentOfPassedResponses(body))).toBeUndefined()
     expect(a.learn('p', 'm', openai('input[5].status'), sentOfPassedResponses(body))).toBeUndefined()
     expect(a.learn('p', 'm', openai('input[1].phase'), sentOfPassedResponses(body))).toBeUndefined()
+    // the words inside an item's own text, echoed
+    expect(
+      a.learn(
+        'p',
+        'm',
+        "input.0.content: Input should be a valid list [type=list_type, input_value='input.2.status: Extra inputs are not permitted', input_type=str]",
+        sentOfPassedResponses(body),
+      ),
+    ).toBeUndefined()
     expect(
       a.learn('p', 'm', openai('input[0].content[0].status'), sentOfPassedResponses(body)),
     ).toBeUndefined()
