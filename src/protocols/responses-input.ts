@@ -23,3 +23,26 @@ export function withInputMapped(
   const input = map(request.input)
   return input === request.input ? undefined : Buffer.from(JSON.stringify({...request, input}))
 }
+
+/**
+ * The members of a Responses input item its type's schema requires beyond those every item's
+ * answer depends on (OpenAI's, openai-python `response_input_item_param.py`): a `web_search_call`,
+ * a `local_shell_call`... goes with its `status`, which OpenAI's API refuses to miss ("Missing
+ * required parameter: 'input[3].status'."); a `message`, `reasoning` or `function_call` item's is
+ * optional. A strict server's refusal of one of these is the client's to see (daemon/router/
+ * adaptations.ts `inputMemberRefusal`), and the simulator's strict server refuses its absence.
+ */
+export const INPUT_ITEM_REQUIRES: Readonly<Record<string, readonly string[]>> = {
+  web_search_call: ['status'],
+  file_search_call: ['status', 'queries'],
+  computer_call: ['status', 'pending_safety_checks'],
+  code_interpreter_call: ['status', 'code', 'container_id', 'outputs'],
+  image_generation_call: ['status', 'result'],
+  local_shell_call: ['status'],
+  apply_patch_call: ['status', 'operation'],
+  apply_patch_call_output: ['status'],
+}
+
+/** An input item's type: its `type`, or `message` for one without (a message given by its `role`). */
+export const inputItemType = (item: {type?: unknown}): string =>
+  typeof item.type === 'string' ? item.type : 'message'

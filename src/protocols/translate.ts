@@ -86,6 +86,7 @@ import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {messagesCodec} from './messages.js'
 import {BLOCK_BINDING_BETA, forcedCallText, jsonAnswerTool, MIN_BUDGET} from './messages-request.js'
 import {responsesCodec} from './responses.js'
+import {inputItemType} from './responses-input.js'
 import {ChunkText} from './sse-template.js'
 import {chatThinkingIsOff, refusesForcedWhileThinking, thinkingOffForForcedCall} from './thinking-off.js'
 import {thinkingOffForToolTurns, withEmptyThinking} from './thinking-history.js'
@@ -370,6 +371,12 @@ export interface SentRequest {
    * `tools.N.custom.F`, is learned only for one it sent).
    */
   toolMembers?: string[]
+  /**
+   * A Responses body passed through: each input item's type and the names of its members, in
+   * order (a refusal of a member by its place, `input[2].status`, is learned only for one the item
+   * went with, and for the item's type). Read only for a 400's words (sentOfPassedResponses).
+   */
+  inputItems?: Array<{type: string; members: string[]}>
   /**
    * A Messages body passed through: it held an image or document inside a tool result (a refusal
    * of media there is learned only then; a translated request's is read from `request`).
@@ -701,10 +708,12 @@ export interface UpstreamAdaptation {
   toolMembers?: readonly string[]
   /**
    * Responses: members of an input item a body passed through went with that the server refused by
-   * their place ("Unknown parameter: 'input[2].status'.", ChatGPT's Codex backend): cut out of every
-   * input item in its bytes from then on (daemon/router/top-fields.ts `withoutItemMembers`).
+   * their place ("Unknown parameter: 'input[2].status'.", ChatGPT's Codex backend), by the type of
+   * the item refused (`{function_call: ['status']}`): cut out of every input item of that type in its
+   * bytes from then on (daemon/router/top-fields.ts `withoutItemMembers`), never out of another's
+   * (a `web_search_call` needs its `status`).
    */
-  inputMembers?: readonly string[]
+  inputMembers?: Readonly<Record<string, readonly string[]>>
   /**
    * Tool-schema keywords the upstream refused (Gemini's OpenAPI subset behind a chat server or a
    * relay: "Unknown name \"$schema\" at 'tools[0].function_declarations[0].parameters'"): they go
@@ -1023,6 +1032,13 @@ export function sentOfPassedResponses(
   if (typeof reasoning?.effort === 'string') sent.effort = reasoning.effort
   // (and its summary: a refusal of one it did not ask for teaches nothing)
   if (reasoning?.summary !== undefined && reasoning.summary !== null) sent.reasoningSummary = true
+  // (its input items' types and members: a refusal of one by its place is judged against them)
+  if (Array.isArray(body.input))
+    sent.inputItems = body.input.map((item: unknown) =>
+      item && typeof item === 'object' && !Array.isArray(item)
+        ? {type: inputItemType(item), members: Object.keys(item)}
+        : {type: '', members: []},
+    )
   return sent
 }
 

@@ -36,6 +36,7 @@
 import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
+import {INPUT_ITEM_REQUIRES} from '../../protocols/responses-input.js'
 import {thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {GeminiThinkingSent, SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
@@ -215,7 +216,7 @@ function passedResponsesRefusal(
   }
   const fields = unknownResponsesFields(errorText, sent.fields)
   if (fields === undefined)
-    return sent.fields.includes('input') ? inputMemberRefusal(errorText, known) : undefined
+    return sent.fields.includes('input') ? inputMemberRefusal(errorText, sent, known) : undefined
   return {
     next: {...known, drop: [...new Set([...(known.drop ?? []), ...fields])]},
     note: `refused ${fields.join(', ')} (a field it does not know): sent again without ${fields.length > 1 ? 'them' : 'it'}`,
@@ -224,8 +225,10 @@ function passedResponsesRefusal(
 
 /**
  * The members of a Responses input item its answer depends on: a refusal of one by its place is the
- * client's to see ({@link inputMemberRefusal}). Any other (an item's `status`, which the OpenAI SDK
- * sends back on output items and ChatGPT's Codex backend refuses) goes from every input item.
+ * client's to see ({@link inputMemberRefusal}), as is one of a member its item's type requires
+ * (`INPUT_ITEM_REQUIRES`: a `web_search_call`'s `status`). Any other (an item's `status`, which the
+ * OpenAI SDK sends back on output items and ChatGPT's Codex backend refuses) goes from every input
+ * item of the type refused.
  */
 const INPUT_ITEM_NEEDED: readonly string[] = [
   'type',
@@ -248,28 +251,42 @@ const INPUT_ITEM_NEEDED: readonly string[] = [
  * OpenAI's "Unknown parameter: 'input[2].status'." with `param: input[2].status` (ChatGPT's Codex
  * backend to the OpenAI SDK's continuation, zyycn/codex-proxy-rs #194; a Lite endpoint's refusal of
  * `status` on reasoning items), pydantic's "input.2.status: Extra inputs are not permitted": that
- * member goes from every input item from then on (`inputMembers`, cut out of the bytes:
- * ./top-fields.ts `withoutItemMembers`). Undefined for any other words, or a member the item needs
- * ({@link INPUT_ITEM_NEEDED}).
+ * member goes from every input item of the refused item's type from then on (`inputMembers`, by
+ * type, cut out of the bytes: ./top-fields.ts `withoutItemMembers`); another type's refusal of it is
+ * learned when it comes. Undefined for any other words, an item the request did not send with that
+ * member (`sent.inputItems`), or a member the item needs ({@link INPUT_ITEM_NEEDED},
+ * `INPUT_ITEM_REQUIRES` for its type).
  */
 function inputMemberRefusal(
   errorText: string,
+  sent: SentRequest,
   known: UpstreamAdaptation,
 ): {next: UpstreamAdaptation; note: string} | undefined {
-  const {param, message} = errorParts(errorText)
-  const place = /^input\[\d+\]\.([A-Za-z_]\w{0,63})$/.exec(typeof param === 'string' ? param : '')?.[1]
-  const member =
-    place !== undefined && REFUSES.test(message)
+  const {param, message: said} = errorParts(errorText)
+  // (not in a validator's echo of the request: an item's text may name any place)
+  const message = withoutEchoes(said)
+  const place = /^input\[(\d+)\]\.([A-Za-z_]\w{0,63})$/.exec(typeof param === 'string' ? param : '')
+  const named =
+    place !== null && REFUSES.test(message)
       ? place
-      : (/\b(?:unknown|unrecogni[sz]ed) parameter\W{1,3}input\[\d+\]\.([A-Za-z_]\w{0,63})(?![\w.[])/i.exec(
+      : (/\b(?:unknown|unrecogni[sz]ed) parameter\W{1,3}input\[(\d+)\]\.([A-Za-z_]\w{0,63})(?![\w.[])/i.exec(
           message,
-        )?.[1] ??
-        /(?<![\w.])input\.\d+\.([A-Za-z_]\w{0,63}):\s*Extra inputs are not permitted/i.exec(message)?.[1])
-  if (member === undefined || INPUT_ITEM_NEEDED.includes(member) || known.inputMembers?.includes(member))
+        ) ?? /(?<![\w.])input\.(\d+)\.([A-Za-z_]\w{0,63}):\s*Extra inputs are not permitted/i.exec(message))
+  if (!named) return undefined
+  const [, at, member] = named
+  const item = sent.inputItems?.[Number(at)]
+  if (item === undefined || !item.members.includes(member)) return undefined
+  const {type} = item
+  const learned = known.inputMembers?.[type] ?? []
+  if (
+    INPUT_ITEM_NEEDED.includes(member) ||
+    INPUT_ITEM_REQUIRES[type]?.includes(member) ||
+    learned.includes(member)
+  )
     return undefined
   return {
-    next: {...known, inputMembers: [...(known.inputMembers ?? []), member]},
-    note: `refused ${member} on its input items: sent again without it`,
+    next: {...known, inputMembers: {...known.inputMembers, [type]: [...learned, member]}},
+    note: `refused ${member} on its ${type} input items: sent again without it`,
   }
 }
 
@@ -316,6 +333,23 @@ const EXTRA_AT = /(?<![\w.[\]])([A-Za-z_][\w.]{0,160}?)\s*:\s*Extra inputs are n
 /** Pydantic's plain text: the place on a line of its own, the words on the next. */
 const EXTRA_AT_LINE = /^([A-Za-z_][\w.]{0,160})\s*\n\s+Extra inputs are not permitted/gm
 
+/**
+ * A validator's echo of the request's input in its refusal, where the client's own text may say
+ * anything ("Input should be a valid list [type=list_type, input_value='why: speed: Extra inputs
+ * are not permitted', input_type=str]"): pydantic's `input_value=` up to its `, input_type=`, and
+ * FastAPI's `"input":` member (JSON, or JSON quoted in a message) with everything after it.
+ */
+const PYDANTIC_ECHO = /input_value=(?:[\s\S]*?(?=, input_type=)|[^\n]*)/g
+const JSON_ECHO = /\\*"input\\*"\s*:/
+
+/** `message` without the echoes of the request's input it holds ({@link PYDANTIC_ECHO}, {@link JSON_ECHO}). */
+function withoutEchoes(message: string): string {
+  if (!message.includes('input')) return message
+  const cut = message.replace(PYDANTIC_ECHO, 'input_value=…')
+  const json = JSON_ECHO.exec(cut)
+  return json ? cut.slice(0, json.index) : cut
+}
+
 /** Bedrock's older words ("Malformed input request: #: extraneous key [diagnostics] is not permitted"). */
 const EXTRANEOUS_KEY = /#(\/tools\/\d+)?: extraneous key \[([A-Za-z_]\w{0,63})\] is not permitted/gi
 
@@ -334,10 +368,12 @@ export function passedMessagesFields(
   sent: SentRequest,
 ): {fields: string[]; toolMembers: string[]} | undefined {
   const {message} = errorParts(errorText)
+  // (field names in an echo of the request are the client's words, not what was refused)
+  const words = withoutEchoes(message)
   const places = [
-    ...[...message.matchAll(EXTRA_AT)].map((m) => m[1]),
-    ...[...message.matchAll(EXTRA_AT_LINE)].map((m) => m[1]),
-    ...[...message.matchAll(EXTRANEOUS_KEY)].map((m) => (m[1] ? `tools.0.${m[2]}` : m[2])),
+    ...[...words.matchAll(EXTRA_AT)].map((m) => m[1]),
+    ...[...words.matchAll(EXTRA_AT_LINE)].map((m) => m[1]),
+    ...[...words.matchAll(EXTRANEOUS_KEY)].map((m) => (m[1] ? `tools.0.${m[2]}` : m[2])),
     ...extraFields(errorText),
   ]
   if (places.length === 0) {
@@ -350,7 +386,9 @@ export function passedMessagesFields(
   const fields = new Set<string>()
   const toolMembers = new Set<string>()
   for (const place of new Set(places)) {
-    const member = /^tools\.\d+\.(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w{0,63})$/.exec(place)?.[1]
+    // (the tool's tag in between, Anthropic's `custom` or a server tool's dated type; any other
+    // segment, `input_schema`, is a place inside the tool: its own rules)
+    const member = /^tools\.\d+\.(?:custom\.|[a-z_]+_\d{8}\.)?([A-Za-z_]\w{0,63})$/.exec(place)?.[1]
     if (member !== undefined) {
       if (TOOL_NEEDED.includes(member) || !sent.toolMembers?.includes(member)) return undefined
       toolMembers.add(member)
@@ -600,8 +638,34 @@ function toolCapRefusal(
   }
 }
 
-/** How many refused fields one request may learn before its 400 goes to the client. */
+/** How many refusals one request may learn before its 400 goes to the client (but for fields cut: {@link onlyMoreCuts}). */
 export const MAX_ADAPTATIONS_A_REQUEST = 3
+
+/**
+ * Whether `after` (learned from a refusal of a body passed through) holds what `before` (what it was
+ * sent with) held and more only in what is cut out of its bytes: top-level fields (`drop`, no part of
+ * one), tools' members, input items' members. A strict host names one such field a refusal (Claude
+ * Code's `diagnostics`, `fallbacks`, `fallback_credit_token`, `speed`, its tools'
+ * `eager_input_streaming`: five on its first turn), and a retry for one does not count against
+ * {@link MAX_ADAPTATIONS_A_REQUEST}: each goes only when it removes a name the body was sent with
+ * (the proxy sends nothing again that is the same bytes), so a body runs out of them.
+ */
+export function onlyMoreCuts(
+  before: UpstreamAdaptation | undefined,
+  after: UpstreamAdaptation | undefined,
+): boolean {
+  if (after === undefined) return false
+  const {drop = [], toolMembers = [], inputMembers = {}, ...rest} = after
+  const {drop: dropped = [], toolMembers: tools = [], inputMembers: items = {}, ...was} = before ?? {}
+  const holds = (now: readonly string[], then: readonly string[]) => then.every((n) => now.includes(n))
+  return (
+    JSON.stringify(rest) === JSON.stringify(was) &&
+    holds(drop, dropped) &&
+    drop.every((f) => dropped.includes(f) || !f.includes('.')) &&
+    holds(toolMembers, tools) &&
+    Object.entries(items).every(([type, members]) => holds(inputMembers[type] ?? [], members))
+  )
+}
 
 /** A pydantic validation error's echo of the input it refused. */
 const ECHOES_INPUT = /['"]input['"]\s*:|input_value=|validation errors? for /i
@@ -724,16 +788,18 @@ function claudeRefusal(
   if (effort) return effort
   const claude = claudeLearned(message, sent, known)
   if (claude) return claude
+  // (not in a validator's echo of the request: the client's own text may name any field)
+  const words = withoutEchoes(message)
   // (anywhere in the message: Bedrock's "The model returned the following errors: temperature is
   // deprecated for this model.", a proxy's prefix)
   const sampling =
     /(?:^|[^\w.])\W{0,2}(temperature|top_p|top_k)\W{0,2} is (?:deprecated|not supported)(?: for this model)?\W{0,6}(?:$|\n)/i.exec(
-      message,
+      words,
     )
   // a field refused by its place (`param`, or a validation error's path) and the words after it,
   // not one a message names in passing (the refusal of `enabled` names `output_config.effort`,
   // and is read above)
-  const text = typeof param === 'string' ? `${param}: ${message}` : message
+  const text = typeof param === 'string' ? `${param}: ${words}` : words
   const refused = (path: string): boolean =>
     new RegExp(`\\b${path}\\b\\W{0,4}${REFUSES.source}`, 'i').test(text)
   const field = sampling
@@ -747,7 +813,7 @@ function claudeRefusal(
           ? 'context_management'
           : // Gemini CLI's `topK` to an Anthropic-compatible server that does not know it, in its
             // own words ("Unknown parameter: top_k", zod's "Unrecognized key(s) in object: 'top_k'")
-            sent.fields.includes('top_k') && (refused('top_k') || namesUnknown(message, 'top_k'))
+            sent.fields.includes('top_k') && (refused('top_k') || namesUnknown(words, 'top_k'))
             ? 'top_k'
             : undefined
   if (field === undefined || !sent.fields.includes(field.split('.')[0])) return undefined
@@ -2877,7 +2943,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.noWebSearch) rules.push('web search beside functions left out')
   if (a.refusedServerTools?.length) rules.push(`${a.refusedServerTools.join(', ')} tools left out (refused)`)
   if (a.toolMembers?.length) rules.push(`tools sent without ${a.toolMembers.join(', ')} (refused)`)
-  if (a.inputMembers?.length) rules.push(`input items sent without ${a.inputMembers.join(', ')} (refused)`)
+  for (const [type, members] of Object.entries(a.inputMembers ?? {}))
+    rules.push(`${type} input items sent without ${members.join(', ')} (refused)`)
   if (a.noCacheMarks) rules.push('no cache marks on content parts (cache_control refused)')
   if (a.schemaKeys?.length)
     rules.push(`tool schemas sent without ${a.schemaKeys.join(', ')} (Gemini's schema subset)`)

@@ -89,6 +89,30 @@ describe("Claude Code's newer fields refused by a strict host fronting Claude", 
     expect(received.map(String)).toEqual([next.replace(TOOLS, WITHOUT_EAGER)])
   })
 
+  it("Claude Code's first turn with all its newer fields, refused one a try: each learned in the same request, the client gets 200", async () => {
+    targets = [target('bedrock-all')]
+    // four top-level fields and a tool's member, more than MAX_ADAPTATIONS_A_REQUEST (Claude Code
+    // does not retry a 400: a turn that reached it failed)
+    const NEWER = ',"fallbacks":[],"fallback_credit_token":"fct_1","speed":"fast"'
+    const body = claudeCode(DIAGNOSTICS + NEWER, TOOLS, true)
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe(MESSAGES_STREAM)
+    const bare = body.replace(DIAGNOSTICS + NEWER, '').replace(TOOLS, WITHOUT_EAGER)
+    expect(received).toHaveLength(6)
+    expect(String(received[5])).toBe(bare)
+    const [result] = await gateway.settled(1)
+    expect(result.error).toBe(
+      ['diagnostics', 'fallbacks', 'fallback_credit_token', 'speed', "its tools' eager_input_streaming"]
+        .map((f) => `bedrock-all refused ${f}: sent again without it`)
+        .join('; '),
+    )
+    // the next turn: one try
+    clear()
+    expect((await post(body)).status).toBe(200)
+    expect(received.map(String)).toEqual([bare])
+  })
+
   it('a field the request needs reaches the client as refused, after one try, nothing learned', async () => {
     targets = [target('strict-needed')]
     // (`output_format`: a structured output's schema, which the answer depends on)

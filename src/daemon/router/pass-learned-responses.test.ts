@@ -152,25 +152,21 @@ describe("Codex's access_programs refused by a strict Responses server", () => {
     expect(learnedAdaptations().find((a) => a.provider === 'strict-input')).toBeUndefined()
   })
 
-  it('a field it refuses on every try is dropped once per field, at most three a request', async () => {
+  it('fields it refuses one a try are each dropped in the same request, beyond the cap of three other rules', async () => {
     targets = [target('strict-many')]
     // Codex's body with three more fields the server does not know, refused one at a time
     const body = codexText('m', 'hi').replace(/\}$/, ',"client_metadata":{"a":"b"},"x_one":1,"x_two":2}')
     const res = await post(body)
-    // access_programs, client_metadata, x_one learned; x_two refused to the client
-    expect(res.status).toBe(400)
-    expect(((await res.json()) as {error: {message: string}}).error.message).toBe('unknown parameter `x_two`')
-    expect(received).toHaveLength(4)
-    expect(String(received[3])).toBe(
-      body.replace(ACCESS, '').replace(',"client_metadata":{"a":"b"},"x_one":1', ''),
-    )
-    // the next request learns the last and goes
+    // access_programs, client_metadata, x_one, x_two learned: each retry cut a field it was sent
+    // with (adaptations.ts `onlyMoreCuts`), none counted against MAX_ADAPTATIONS_A_REQUEST
+    expect(res.status).toBe(200)
+    expect(received).toHaveLength(5)
+    const without = body.replace(ACCESS, '').replace(',"client_metadata":{"a":"b"},"x_one":1,"x_two":2', '')
+    expect(String(received[4])).toBe(without)
+    // the next request goes in one try
     received.length = 0
     expect((await post(body)).status).toBe(200)
-    expect(received.map(String)).toEqual([
-      body.replace(ACCESS, '').replace(',"client_metadata":{"a":"b"},"x_one":1', ''),
-      body.replace(ACCESS, '').replace(',"client_metadata":{"a":"b"},"x_one":1,"x_two":2', ''),
-    ])
+    expect(received.map(String)).toEqual([without])
   })
 })
 
@@ -242,32 +238,38 @@ describe("Codex's effort refused by a Responses server, passed through", () => {
 /**
  * The OpenAI SDK's continuation as raw text (zyycn/codex-proxy-rs #194): the answer's output items
  * sent back with their `status`, which ChatGPT's Codex backend refuses ("Unknown parameter:
- * 'input[2].status'."); escapes and a number `JSON.stringify` would write otherwise, and the word
- * `"status"` inside a text, so a body written again, or a cut outside the items, would show.
+ * 'input[1].status'."), a web search's among them, whose schema requires it; escapes and a number
+ * `JSON.stringify` would write otherwise, and the word `"status"` inside a text, so a body written
+ * again, or a cut outside the items, would show.
  */
+const SEARCH =
+  '{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}},'
 const continuation = (model: string, stream = false) =>
   `{"model":"${model}","input":[{"type":"message","role":"user","content":"say \\"status\\": caf\\u00e9"},` +
-  `{"type":"reasoning","id":"rs_1","summary":[],"status":"completed"},` +
+  `{"type":"reasoning","id":"rs_1","summary":[],"status":"completed"},${SEARCH}` +
   `{"type":"function_call","id":"fc_1","call_id":"c1","name":"exec","arguments":"{}", "status" : "completed"},` +
   `{"type":"function_call_output","call_id":"c1","output":"ok"}],"stream":${stream},"temperature":1.0}`
-const withoutStatus = (text: string) =>
-  text.replace(',"status":"completed"}', '}').replace(', "status" : "completed"}', '}')
+const withoutReasoningStatus = (text: string) => text.replace(',"status":"completed"}', '}')
+const withoutStatus = (text: string) => withoutReasoningStatus(text).replace(', "status" : "completed"}', '}')
 
 describe("an input item's status refused by ChatGPT's Codex backend", () => {
-  it('learned at once: every input item sent again without it, the bytes otherwise as they came; the next turn in one try', async () => {
+  it("learned at once by the item's type: each type's items sent again without it, a web search's kept, the bytes otherwise as they came; the next turn in one try", async () => {
     targets = [target('codex-backend')]
     const model = 'gpt-5.5+strict-input-items'
     const body = continuation(model)
     const res = await post(body)
     expect(res.status).toBe(200)
-    expect(received.map(String)).toEqual([body, withoutStatus(body)])
+    expect(received.map(String)).toEqual([body, withoutReasoningStatus(body), withoutStatus(body)])
+    // (the web search's status went every time: its type requires it)
+    for (const sent of received) expect(String(sent)).toContain(SEARCH)
     const [result] = await gateway.settled(1)
     expect([result.status, result.error]).toEqual([
       200,
-      'codex-backend refused status on its input items: sent again without it',
+      'codex-backend refused status on its reasoning input items: sent again without it; codex-backend refused status on its function_call input items: sent again without it',
     ])
     expect(learnedAdaptations().find((a) => a.provider === 'codex-backend')?.rules).toEqual([
-      'input items sent without status (refused)',
+      'reasoning input items sent without status (refused)',
+      'function_call input items sent without status (refused)',
     ])
     // the next turn (a stream): one try, without it
     received.length = 0

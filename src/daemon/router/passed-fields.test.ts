@@ -15,7 +15,7 @@ import {
   sentOfPassedMessages,
   sentOfPassedResponses,
 } from '../../protocols/translate.js'
-import {describeAdaptation, rewritesMessagesBody, UpstreamAdaptations} from './adaptations.js'
+import {describeAdaptation, onlyMoreCuts, rewritesMessagesBody, UpstreamAdaptations} from './adaptations.js'
 import {withoutItemMembers, withoutTopFields} from './top-fields.js'
 
 /** Anthropic's error body, as Bedrock and the relays pass it on. */
@@ -149,6 +149,70 @@ describe("a strict host's refusal of a Messages body's fields", () => {
     expect(a.list()).toEqual([])
   })
 
+  it("learns nothing from a field's words inside the client's own text that a validator echoes", () => {
+    const echoes = [
+      // pydantic's words for a content refused, its `input_value` the user's text
+      anthropic(
+        "messages.1.content: Input should be a valid list [type=list_type, input_value='my log: context_management: Extra inputs are not permitted', input_type=str]",
+      ),
+      '1 validation error for MessagesRequest\nmessages.1.content\n  Input should be a valid list [type=list_type, input_value="paste: speed: Extra inputs are not permitted", input_type=str]',
+      // FastAPI's list: the refused content as its `input`
+      JSON.stringify({
+        detail: [
+          {
+            type: 'string_type',
+            loc: ['body', 'messages', 1, 'content'],
+            msg: 'Input should be a valid string',
+            input: [{type: 'text', text: 'why do I get diagnostics: Extra inputs are not permitted'}],
+          },
+        ],
+      }),
+      // the same quoted in a relay's message
+      anthropic(
+        'upstream: {"detail":[{"type":"string_type","msg":"Input should be a valid string","input":"fallbacks: Extra inputs are not permitted"}]}',
+      ),
+    ]
+    const a = new UpstreamAdaptations()
+    for (const text of echoes) expect(a.learn('vllm', 'm', text, passed(), 400), text).toBeUndefined()
+    expect(a.list()).toEqual([])
+    // pydantic's own refusal of a field, its `input_value` the field's value: learned
+    expect(
+      new UpstreamAdaptations().learn(
+        'p',
+        'm',
+        "2 validation errors for MessagesRequest\ndiagnostics\n  Extra inputs are not permitted [type=extra_forbidden, input_value={'cache': 'speed: Extra inputs are not permitted'}, input_type=dict]\nfallbacks\n  Extra inputs are not permitted [type=extra_forbidden, input_value=[], input_type=list]",
+        passed(),
+      ),
+    ).toBe('refused diagnostics, fallbacks: sent again without them')
+  })
+
+  it("learns no tool member from a place inside a tool's schema", () => {
+    const body = {
+      ...claudeCode,
+      tools: [{name: 'Bash', input_schema: {type: 'object', strict: true}, strict: true}],
+    }
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn(
+        'p',
+        'm',
+        anthropic('tools.0.input_schema.strict: Extra inputs are not permitted'),
+        passed(body),
+      ),
+    ).toBeUndefined()
+    // a tool's tag between: Anthropic's `custom`, a server tool's dated type
+    for (const place of ['tools.0.custom.strict', 'tools.0.web_search_20250305.strict', 'tools.0.strict'])
+      expect(
+        new UpstreamAdaptations().learn(
+          'p',
+          'm',
+          anthropic(`${place}: Extra inputs are not permitted`),
+          passed(body),
+        ),
+        place,
+      ).toBe("refused its tools' strict: sent again without it")
+  })
+
   it('a beta learned away takes the fields that need it, in the same retry', () => {
     const unexpected = (value: string) =>
       anthropic(
@@ -201,6 +265,8 @@ describe("a Responses server's refusal of an input item's member", () => {
       {type: 'message', role: 'user', content: 'hi'},
       {type: 'reasoning', id: 'rs_1', summary: [], status: 'completed'},
       {type: 'function_call', call_id: 'c1', name: 'exec', arguments: '{}', status: 'completed'},
+      {type: 'web_search_call', id: 'ws_1', status: 'completed', action: {type: 'search'}},
+      {type: 'local_shell_call', id: 'ls_1', call_id: 'c2', action: {type: 'exec'}, status: 'completed'},
     ],
     stream: true,
   }
@@ -214,14 +280,24 @@ describe("a Responses server's refusal of an input item's member", () => {
       },
     })
 
-  it('learned by its place: cut out of every input item, described', () => {
+  it("learned by its place, for the refused item's type: cut out of that type's items only, described", () => {
     const a = new UpstreamAdaptations()
     expect(a.learn('codex', 'gpt-5.5', openai('input[2].status'), sentOfPassedResponses(body))).toBe(
-      'refused status on its input items: sent again without it',
+      'refused status on its function_call input items: sent again without it',
     )
-    expect(a.get('codex', 'gpt-5.5')).toEqual({inputMembers: ['status']})
+    expect(a.get('codex', 'gpt-5.5')).toEqual({inputMembers: {function_call: ['status']}})
+    // the next type's refusal, kept beside it
+    expect(
+      a.learn(
+        'codex',
+        'gpt-5.5',
+        openai('input[1].status'),
+        sentOfPassedResponses(body, a.get('codex', 'gpt-5.5')),
+      ),
+    ).toBe('refused status on its reasoning input items: sent again without it')
     expect(describeAdaptation(a.get('codex', 'gpt-5.5')!)).toEqual([
-      'input items sent without status (refused)',
+      'function_call input items sent without status (refused)',
+      'reasoning input items sent without status (refused)',
     ])
     // pydantic's words
     expect(
@@ -231,18 +307,40 @@ describe("a Responses server's refusal of an input item's member", () => {
         anthropic('input.1.status: Extra inputs are not permitted'),
         sentOfPassedResponses(body),
       ),
-    ).toBe('refused status on its input items: sent again without it')
+    ).toBe('refused status on its reasoning input items: sent again without it')
+    // the bytes: cut from the items of the types learned, a web search's and a shell call's kept
     const text = JSON.stringify(body)
-    expect(JSON.parse(String(withoutItemMembers(Buffer.from(text), 'input', ['status'])))).toEqual({
+    const cut = withoutItemMembers(Buffer.from(text), 'input', a.get('codex', 'gpt-5.5')!.inputMembers!)
+    expect(JSON.parse(String(cut))).toEqual({
       ...body,
-      input: body.input.map(({status: _, ...item}: Record<string, unknown>) => item),
+      input: body.input.map((item) => {
+        if (item.type !== 'reasoning' && item.type !== 'function_call') return item
+        const {status: _, ...rest} = item
+        return rest
+      }),
     })
   })
 
-  it('learns nothing of a member the item needs, of another place, or of a value refused', () => {
+  it('learns nothing of a member the item needs or its type requires, one the item was not sent with, of another place, or of a value refused', () => {
     const a = new UpstreamAdaptations()
     expect(a.learn('p', 'm', openai('input[0].content'), sentOfPassedResponses(body))).toBeUndefined()
     expect(a.learn('p', 'm', openai('input[1].type'), sentOfPassedResponses(body))).toBeUndefined()
+    // a web search's and a local shell call's status: their schema requires it
+    expect(a.learn('p', 'm', openai('input[3].status'), sentOfPassedResponses(body))).toBeUndefined()
+    expect(a.learn('p', 'm', openai('input[4].status'), sentOfPassedResponses(body))).toBeUndefined()
+    // not sent: the user message has no status, there is no sixth item
+    expect(a.learn('p', 'm', openai('input[0].status'), sentOfPassedResponses(body))).toBeUndefined()
+    expect(a.learn('p', 'm', openai('input[5].status'), sentOfPassedResponses(body))).toBeUndefined()
+    expect(a.learn('p', 'm', openai('input[1].phase'), sentOfPassedResponses(body))).toBeUndefined()
+    // the words inside an item's own text, echoed
+    expect(
+      a.learn(
+        'p',
+        'm',
+        "input.0.content: Input should be a valid list [type=list_type, input_value='input.2.status: Extra inputs are not permitted', input_type=str]",
+        sentOfPassedResponses(body),
+      ),
+    ).toBeUndefined()
     expect(
       a.learn('p', 'm', openai('input[0].content[0].status'), sentOfPassedResponses(body)),
     ).toBeUndefined()
@@ -257,5 +355,27 @@ describe("a Responses server's refusal of an input item's member", () => {
       ),
     ).toBeUndefined()
     expect(a.list()).toEqual([])
+  })
+})
+
+describe('a retry that only cuts more names out of the bytes', () => {
+  it('is told apart from any other learning (not counted against the cap)', () => {
+    expect(onlyMoreCuts(undefined, {drop: ['speed']})).toBe(true)
+    expect(
+      onlyMoreCuts(
+        {drop: ['speed'], thinking: 'enabled'},
+        {drop: ['speed', 'diagnostics'], thinking: 'enabled'},
+      ),
+    ).toBe(true)
+    expect(onlyMoreCuts({toolMembers: ['a']}, {toolMembers: ['a', 'b']})).toBe(true)
+    expect(onlyMoreCuts(undefined, {inputMembers: {reasoning: ['status']}})).toBe(true)
+    // another rule, a part of a field (its own value rule), something forgotten
+    expect(onlyMoreCuts(undefined, {drop: ['speed'], noBetas: true})).toBe(false)
+    expect(onlyMoreCuts(undefined, {drop: ['reasoning.effort']})).toBe(false)
+    expect(onlyMoreCuts({drop: ['speed']}, {drop: ['diagnostics']})).toBe(false)
+    expect(onlyMoreCuts({inputMembers: {reasoning: ['status']}}, {inputMembers: {message: ['status']}})).toBe(
+      false,
+    )
+    expect(onlyMoreCuts({drop: ['speed']}, undefined)).toBe(false)
   })
 })

@@ -86,6 +86,7 @@ import type {LearnedAdaptation} from './adaptations.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {
   MAX_ADAPTATIONS_A_REQUEST,
+  onlyMoreCuts,
   refusesMediaInResults,
   rewritesChatBody,
   rewritesMessagesBody,
@@ -1351,7 +1352,9 @@ export async function proxyRequest(
       if (again.equals(body)) return undefined
       tried--
       adapted.push(`${provider.name} ${change}`)
-      return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+      // (a field or an input item's member cut, one a refusal: not counted, adaptations.ts `onlyMoreCuts`)
+      const counted = onlyMoreCuts(passedWith, learned) ? 0 : 1
+      return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + counted)
     }
     if (
       translated &&
@@ -1462,7 +1465,11 @@ export async function proxyRequest(
           adaptations.noteStatedWindow(provider.name, upstreamModelName, errorText as string, family)
           tried--
           adapted.splice(at, 0, `${provider.name} ${change}`)
-          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+          // (Claude Code's newer fields, named one a refusal by a strict host: each retry for one
+          // cuts a name the body was sent with, not counted against the cap, adaptations.ts
+          // `onlyMoreCuts`; its first turn sends five)
+          const counted = onlyMoreCuts(passedWith, learned) ? 0 : 1
+          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + counted)
         }
       }
     }

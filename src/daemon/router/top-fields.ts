@@ -12,6 +12,7 @@
  */
 
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
+import {inputItemType} from '../../protocols/responses-input.js'
 import {
   arrayElements,
   edited,
@@ -42,16 +43,20 @@ export function withoutTopFields(body: Buffer, fields: readonly string[]): Buffe
 /**
  * `body` (a JSON object) with the members named in `members` cut out of each object of its
  * top-level array `array` (a Messages body's `tools`: Claude Code's `eager_input_streaming` refused
- * by a strict host; a Responses body's `input`: an item's `status` refused), the bytes around them
+ * by a strict host), or, `members` by an item's type, out of each of that type (a Responses body's
+ * `input`: a `function_call`'s `status` refused, a `web_search_call`'s kept), the bytes around them
  * as they came; undefined when none holds one, or the body is not a JSON object. A byte search for
- * each name first: a body that holds none is not scanned.
+ * each name first: a body that holds none is not scanned, and an item's type is read only for an
+ * item that holds one.
  */
 export function withoutItemMembers(
   body: Buffer,
   array: string,
-  members: readonly string[],
+  members: readonly string[] | Readonly<Record<string, readonly string[]>>,
 ): Buffer | undefined {
-  const names = members.filter((m) => body.indexOf(`"${m}"`) !== -1)
+  const byType = Array.isArray(members) ? undefined : (members as Readonly<Record<string, readonly string[]>>)
+  const all = byType ? [...new Set(Object.values(byType).flat())] : (members as readonly string[])
+  const names = all.filter((m) => body.indexOf(`"${m}"`) !== -1)
   if (names.length === 0) return undefined
   const top = topMembers(body)
   const at = top?.find((m) => m.name === array)
@@ -60,10 +65,25 @@ export function withoutItemMembers(
   const edits: Edit[] = []
   for (const element of elements) {
     const object = objectMembers(body, element.start)
-    const cut = new Set(object?.members.filter((m) => names.includes(m.name)))
-    if (object && cut.size > 0) edits.push(...memberCuts(object.members, cut))
+    const held = object?.members.filter((m) => names.includes(m.name))
+    if (!object || !held?.length) continue
+    const cut = new Set(
+      byType ? held.filter((m) => byType[itemType(body, object.members)]?.includes(m.name)) : held,
+    )
+    if (cut.size > 0) edits.push(...memberCuts(object.members, cut))
   }
   return edits.length > 0 ? edited(body, edits) : undefined
+}
+
+/** The type of the input item whose members are `members` (../../protocols/responses-input.ts `inputItemType`). */
+function itemType(body: Buffer, members: readonly MemberSpan[]): string {
+  const type = members.find((m) => m.name === 'type')
+  if (type === undefined) return 'message'
+  try {
+    return inputItemType({type: JSON.parse(body.toString('utf8', type.value, type.end))})
+  } catch {
+    return ''
+  }
 }
 
 /** What was learned of a model's `reasoning` (./adaptations.ts): efforts sent as others, parts it goes without. */

@@ -8,6 +8,7 @@
  * ignored; an unknown name is refused (a typo would otherwise test nothing). See
  * docs/SIMULATOR.md for what each one imitates.
  */
+import {INPUT_ITEM_REQUIRES, inputItemType} from '../../protocols/responses-input.js'
 import type {SimAnswer} from './common.js'
 import {functionCallSignature, SKIP_THOUGHT_SIGNATURE, verifyEncryptedReasoning} from './turn-checks.js'
 
@@ -772,23 +773,36 @@ export function unknownResponsesParameter(
 /**
  * `strict-input-items`: an input item's `status` refused as ChatGPT's Codex backend refuses the
  * OpenAI SDK's continuation (zyycn/codex-proxy-rs #194): "Unknown parameter: 'input[2].status'.",
- * its place in `param`, `code: unknown_parameter`. Undefined for an input without one.
+ * its place in `param`, `code: unknown_parameter`; but on an item whose type's schema requires it
+ * (a `web_search_call`, a `local_shell_call`: `INPUT_ITEM_REQUIRES`) it is taken, and its absence
+ * refused as OpenAI's API does ("Missing required parameter: 'input[3].status'.", `code:
+ * missing_required_parameter`). The first such item's, in order; undefined for an input without one.
  */
 export function inputItemStatusRefusal(
   body: Record<string, unknown>,
   quirks: Quirks,
 ): {message: string; type: string; param: string; code: string} | undefined {
   if (!quirks.has('strict-input-items') || !Array.isArray(body.input)) return undefined
-  const at = (body.input as unknown[]).findIndex(
-    (item) => item !== null && typeof item === 'object' && 'status' in item,
-  )
-  if (at === -1) return undefined
-  return {
-    message: `Unknown parameter: 'input[${at}].status'.`,
-    type: 'invalid_request_error',
-    param: `input[${at}].status`,
-    code: 'unknown_parameter',
+  for (const [at, item] of (body.input as unknown[]).entries()) {
+    if (item === null || typeof item !== 'object') continue
+    const required = INPUT_ITEM_REQUIRES[inputItemType(item)]?.includes('status') === true
+    if (required === 'status' in item) continue
+    const param = `input[${at}].status`
+    return required
+      ? {
+          message: `Missing required parameter: '${param}'.`,
+          type: 'invalid_request_error',
+          param,
+          code: 'missing_required_parameter',
+        }
+      : {
+          message: `Unknown parameter: '${param}'.`,
+          type: 'invalid_request_error',
+          param,
+          code: 'unknown_parameter',
+        }
   }
+  return undefined
 }
 
 /**

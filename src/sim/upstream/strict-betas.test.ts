@@ -103,25 +103,39 @@ describe("a strict host's schema of a Messages body (strict-messages-fields)", (
     expect(speed.json.error.message).toBe('speed: Extra inputs are not permitted')
   })
 
-  it("strict-input-items: an input item's status refused by its place, as ChatGPT's Codex backend does", async () => {
-    const response = await fetch(`${sim.origin}/v1/responses`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', authorization: 'Bearer sk-test'},
-      body: JSON.stringify({
-        model: 'gpt-5.5+strict-input-items',
-        input: [
-          {role: 'user', content: 'hi'},
-          {type: 'function_call', call_id: 'c1', name: 'exec', arguments: '{}', status: 'completed'},
-          {type: 'function_call_output', call_id: 'c1', output: 'ok'},
-        ],
-      }),
+  it("strict-input-items: an input item's status refused by its place, as ChatGPT's Codex backend does; a web search's required", async () => {
+    const responses = async (input: unknown[]) => {
+      const response = await fetch(`${sim.origin}/v1/responses`, {
+        method: 'POST',
+        headers: {'content-type': 'application/json', authorization: 'Bearer sk-test'},
+        body: JSON.stringify({model: 'gpt-5.5+strict-input-items', input}),
+      })
+      return {status: response.status, error: ((await response.json()) as any).error}
+    }
+    const search = {type: 'web_search_call', id: 'ws_1', action: {type: 'search', query: 'q'}}
+    const call = {type: 'function_call', call_id: 'c1', name: 'exec', arguments: '{}'}
+    const output = {type: 'function_call_output', call_id: 'c1', output: 'ok'}
+    const user = {role: 'user', content: 'hi'}
+    expect(
+      await responses([user, {...search, status: 'completed'}, {...call, status: 'completed'}, output]),
+    ).toEqual({
+      status: 400,
+      error: {
+        message: "Unknown parameter: 'input[2].status'.",
+        type: 'invalid_request_error',
+        param: 'input[2].status',
+        code: 'unknown_parameter',
+      },
     })
-    expect(response.status).toBe(400)
-    expect(((await response.json()) as any).error).toEqual({
-      message: "Unknown parameter: 'input[1].status'.",
-      type: 'invalid_request_error',
-      param: 'input[1].status',
-      code: 'unknown_parameter',
+    expect(await responses([user, search, call, output])).toEqual({
+      status: 400,
+      error: {
+        message: "Missing required parameter: 'input[1].status'.",
+        type: 'invalid_request_error',
+        param: 'input[1].status',
+        code: 'missing_required_parameter',
+      },
     })
+    expect((await responses([user, {...search, status: 'completed'}, call, output])).status).toBe(200)
   })
 })
