@@ -168,11 +168,25 @@ describe('redacted thinking back to Anthropic on turn 2', {timeout: 60_000}, () 
           {type: 'function' as const, function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}},
         ],
       })
+      // the reasoning_content shown: the answer's, or the stream's pieces (read as they come: the
+      // SDK's stream helper keeps only the last piece of a field it does not know)
+      let shown = ''
       const ask = async () => {
-        if (!stream) return (await openai.chat.completions.create(request())).choices[0].message
-        return (await openai.chat.completions.stream(request()).finalChatCompletion()).choices[0].message
+        shown = ''
+        if (!stream) {
+          const message = (await openai.chat.completions.create(request())).choices[0].message
+          shown = (message as {reasoning_content?: string}).reasoning_content ?? ''
+          return message
+        }
+        const chunks = openai.chat.completions.stream(request()).on('chunk', (chunk) => {
+          shown +=
+            (chunk.choices[0]?.delta as {reasoning_content?: string} | undefined)?.reasoning_content ?? ''
+        })
+        return (await chunks.finalChatCompletion()).choices[0].message
       }
       const first = await ask()
+      // the texts of the two thinking blocks, each a paragraph
+      expect(shown).toMatch(/^The user wrote .+\.\n\nAnd the rest, said aloud\.$/s)
       const call = first.tool_calls![0]
       messages.push(
         {role: 'assistant', content: first.content, tool_calls: first.tool_calls},

@@ -19,6 +19,7 @@ import {
   makeId,
   MISTRAL_THINKING,
   num,
+  REASONING_BETWEEN,
   storeCarry,
   str,
   tagStartAtEnd,
@@ -930,6 +931,8 @@ export class ChatStreamEncoder implements StreamEncoder {
   private toolIndex = new Map<number, number>()
   private parts: Part[] = []
   private reasoning = new Map<number, ReasoningPart>()
+  /** The block whose reasoning text was shown last. */
+  private shownReasoning: number | undefined
   private finished = false
   private usage: Partial<Usage> = {}
   private closed = false
@@ -970,7 +973,11 @@ export class ChatStreamEncoder implements StreamEncoder {
       case 'reasoning_delta': {
         const part = this.reasoning.get(e.index)
         if (part) part.text += e.text
-        return out + (e.text ? this.chunk({reasoning_content: e.text}) : '')
+        if (!e.text) return out
+        // (the text of a block after another's shown: a paragraph of its own, as in an answer)
+        const between = this.shownReasoning !== undefined && this.shownReasoning !== e.index
+        this.shownReasoning = e.index
+        return out + this.chunk({reasoning_content: between ? REASONING_BETWEEN + e.text : e.text})
       }
       case 'reasoning_opaque': {
         const part = this.reasoning.get(e.index)

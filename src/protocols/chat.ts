@@ -30,6 +30,7 @@ import {
   makeId,
   MISTRAL_THINKING,
   num,
+  REASONING_BETWEEN,
   parseDataUrl,
   splitPromptThink,
   splitThink,
@@ -1093,7 +1094,9 @@ function answerChunks(chunks: unknown[], parts: Part[]): string {
 function encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown> {
   storeCarry(response.parts, 'chat', ctx?.carry, true)
   const text = response.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
-  const reasoning = response.parts.map((p) => (p.type === 'reasoning' ? p.text : '')).join('')
+  const reasoning = response.parts
+    .flatMap((p) => (p.type === 'reasoning' && p.text ? [p.text] : []))
+    .join(REASONING_BETWEEN)
   const calls = response.parts.flatMap((p) =>
     p.type === 'tool_call'
       ? [{id: p.id, type: 'function', function: {name: p.name, arguments: p.arguments || '{}'}}]
@@ -1132,7 +1135,7 @@ function encodeResponseText(response: Response, ctx?: CodecContext): string {
   let calls = ''
   for (const p of response.parts) {
     if (p.type === 'text') text += p.text
-    else if (p.type === 'reasoning') reasoning += p.text
+    else if (p.type === 'reasoning' && p.text) reasoning += (reasoning ? REASONING_BETWEEN : '') + p.text
     else if (p.type === 'tool_call')
       calls += `${calls ? ',' : ''}{"id":${q(p.id)},"type":"function","function":{"name":${q(p.name)},"arguments":${q(p.arguments || '{}')}}}`
   }

@@ -246,6 +246,13 @@ export function applyCarry(parts: Part[], carry: CarryStore | undefined, markerO
 }
 
 /**
+ * Between the texts of two reasoning parts of one answer in the `reasoning_content` a chat client
+ * is shown (Anthropic's thinking blocks around a redacted one, a Responses upstream's reasoning
+ * items): one field for all of them, each block's text a paragraph of its own.
+ */
+export const REASONING_BETWEEN = '\n\n'
+
+/**
  * The signature of a chat message's reasoning: the field it came in, `reasoning` (Cerebras,
  * OpenRouter, newer vLLM) or `reasoning_content` (DeepSeek; the value is empty), so that it goes
  * back in the same field: a server that writes one may refuse the other back (Cerebras).

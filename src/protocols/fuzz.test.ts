@@ -10,6 +10,7 @@ import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
+import {REASONING_BETWEEN} from './cm-common.js'
 import type {Family} from './ir.js'
 import {
   decodeClientRequest,
@@ -1066,10 +1067,12 @@ const answer: fc.Arbitrary<Answer> = fc.record(
 const betweenText = (k: number): string => `between ${k}`
 
 /** The text and reasoning a client should read of `a` from `upstream` (what that family carries). */
-function expected(upstream: Family, a: Answer): {text: string; reasoning: string} {
+function expected(upstream: Family, a: Answer, client: Family): {text: string; reasoning: string} {
   const interleaved = upstream === 'messages' || upstream === 'responses'
-  let reasoning = a.reasoning?.pieces.join('') ?? ''
-  if (interleaved && a.between) for (let k = 1; k < a.calls.length; k++) reasoning += betweenText(k)
+  const blocks = [a.reasoning?.pieces.join('') ?? '']
+  if (interleaved && a.between) for (let k = 1; k < a.calls.length; k++) blocks.push(betweenText(k))
+  // (a chat client's one reasoning field: each block's text a paragraph of its own)
+  const reasoning = blocks.filter(Boolean).join(client === 'chat' ? REASONING_BETWEEN : '')
   return {text: a.text.join('') + (interleaved ? a.after.join('') : ''), reasoning}
 }
 
@@ -1675,7 +1678,7 @@ describe('fuzz: upstream streams through each decoder and encoder', () => {
             // (an answer without its end is cut: the client is told so, as an error, not a whole answer)
             if (read.error) continue
             // (a lone surrogate the upstream escaped goes on as it came, or as U+FFFD)
-            const want = expected(upstream, a)
+            const want = expected(upstream, a, family)
             expect(wellFormed(read.text)).toBe(wellFormed(want.text))
             expect(wellFormed(read.reasoning), 'reasoning').toBe(wellFormed(want.reasoning))
             expect(read.calls).toEqual(

@@ -566,6 +566,102 @@ describe('gemini decodeRequest: a thought sent back in pieces, as a stream gave 
     ])
     expect(parts.filter((p) => p.type === 'reasoning')).toHaveLength(2)
   })
+
+  it("two thoughts, each signed on an empty piece after its text (Anthropic's two thinking blocks): two", () => {
+    const sig = (value: string) => ({text: '', thought: true, thoughtSignature: `gwx1.messages.${value}`})
+    expect(
+      decode([
+        {text: 'first', thought: true},
+        sig('QQ=='),
+        {text: 'then', thought: true},
+        sig('Qg=='),
+      ]).filter((p) => p.type === 'reasoning'),
+    ).toEqual([
+      {type: 'reasoning', text: 'first', signature: {family: 'messages', value: 'QQ=='}},
+      {type: 'reasoning', text: 'then', signature: {family: 'messages', value: 'Qg=='}},
+    ])
+  })
+})
+
+describe("gemini decodeRequest: @google/genai's chat session, one model content per streamed chunk", () => {
+  // what `ai.chats.create(...).sendMessageStream` keeps in its history: each chunk's content
+  const chunks = (...parts: unknown[]) => parts.map((p) => ({role: 'model', parts: [p]}))
+  const decode = (model: unknown[], answer: unknown[]) =>
+    geminiCodec.decodeRequest(
+      {
+        contents: [
+          {role: 'user', parts: [{text: 'go'}]},
+          ...model,
+          {role: 'user', parts: answer},
+          {role: 'model', parts: [{text: 'done'}]},
+        ],
+      },
+      {model: 'g', stream: false},
+    ).messages
+
+  it('the pieces of a thought in contents of their own are one reasoning part with its text and signature', () => {
+    const messages = decode(
+      chunks(
+        {text: 'Let', thought: true},
+        {text: ' me think.', thought: true},
+        {text: '', thought: true, thoughtSignature: 'gwx1.messages.QQ=='},
+        {text: '', thought: true, thoughtSignature: 'gwx1.messages+redacted.RD'},
+        {text: 'And', thought: true},
+        {text: ' more.', thought: true},
+        {text: '', thought: true, thoughtSignature: 'gwx1.messages.Qg=='},
+        {functionCall: {id: 'call_1', name: 'f', args: {}}},
+      ),
+      [{functionResponse: {id: 'call_1', name: 'f', response: {output: 'ok'}}}],
+    )
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
+    expect(messages[1].parts).toEqual([
+      {type: 'reasoning', text: 'Let me think.', signature: {family: 'messages', value: 'QQ=='}},
+      {type: 'reasoning', text: '', redacted: {family: 'messages', value: 'RD'}},
+      {type: 'reasoning', text: 'And more.', signature: {family: 'messages', value: 'Qg=='}},
+      {type: 'tool_call', id: 'call_1', name: 'f', arguments: '{}'},
+    ])
+  })
+
+  it('calls in contents of their own stay calls of one turn, each answered; a thought never spans turns', () => {
+    const messages = decode(
+      chunks(
+        {text: 'plan', thought: true},
+        {functionCall: {name: 'a', args: {x: 1}}},
+        {text: 'again', thought: true},
+        {functionCall: {name: 'b', args: {}}},
+      ),
+      [
+        {functionResponse: {name: 'a', response: {output: 'A'}}},
+        {functionResponse: {name: 'b', response: {output: 'B'}}},
+      ],
+    )
+    expect(messages[1].parts.map((p) => (p.type === 'reasoning' ? p.text : p.type))).toEqual([
+      'plan',
+      'tool_call',
+      'again',
+      'tool_call',
+    ])
+    const ids = messages[1].parts.flatMap((p) => (p.type === 'tool_call' ? [p.id] : []))
+    expect(new Set(ids).size).toBe(2)
+    expect(messages[2].parts.map((p) => p.type === 'tool_result' && p.callId)).toEqual(ids)
+    // a thought of the turn before is not continued by the next turn's
+    const turns = geminiCodec.decodeRequest(
+      {
+        contents: [
+          {role: 'user', parts: [{text: 'go'}]},
+          ...chunks({text: 'one', thought: true}),
+          {role: 'user', parts: [{text: 'next'}]},
+          ...chunks({text: 'two', thought: true}, {text: 'ok'}),
+        ],
+      },
+      {model: 'g', stream: false},
+    ).messages
+    expect(turns[1].parts).toEqual([{type: 'reasoning', text: 'one'}])
+    expect(turns[3].parts).toEqual([
+      {type: 'reasoning', text: 'two'},
+      {type: 'text', text: 'ok'},
+    ])
+  })
 })
 
 describe("a tool's images to Gemini: nested in its functionResponse (Gemini 3+), else after every response", () => {

@@ -100,17 +100,19 @@ function decodeRequest(
   const pending: Array<{id: string; name: string}> = []
   let previousRole: 'user' | 'assistant' | undefined
   const contents = Array.isArray(body.contents) ? body.contents : []
+  // the reasoning part of the thought parts right before (a stream's thought comes in pieces:
+  // the gateway's own stream puts the signature on an empty piece of its own, before or after
+  // the text); one signature for the pieces' text. The pieces may be model contents of their own,
+  // one after another: @google/genai's chat session keeps one content per streamed chunk
+  let thought: ReasoningPart | undefined
   contents.forEach((content, turn) => {
     const role = isObject(content) && content.role === 'model' ? 'assistant' : 'user'
+    if (role !== 'assistant' || previousRole !== 'assistant') thought = undefined
     // a response answers a call of the model turn before it, not an older one of the same name
     if (role === 'assistant' && previousRole === 'user') pending.length = 0
     previousRole = role
     const parts: Part[] = []
     let calls = 0
-    // the reasoning part of the thought parts right before (a stream's thought comes in pieces:
-    // the gateway's own stream puts the signature on an empty piece of its own, before or after
-    // the text); one signature for the pieces' text
-    let thought: ReasoningPart | undefined
     for (const p of partsOf(content)) {
       if (!isObject(p)) continue
       const opaque = str(p.thoughtSignature)
@@ -128,6 +130,9 @@ function decodeRequest(
         if (thought && !(thought.signature && sig)) {
           thought.text += p.text
           if (sig) thought.signature = sig
+          // a signature on an empty piece after the text closes the thought (Anthropic's and a
+          // Responses item's come after their text): the next piece of text is the next thought's
+          if (sig && !p.text && thought.text) thought = undefined
         } else {
           thought = {type: 'reasoning', text: p.text, ...(sig && {signature: sig})}
           parts.push(thought)

@@ -6,7 +6,8 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import type {Family, Opaque, ReasoningPart} from './ir.js'
+import {BoundedCarry} from './carry.js'
+import type {Family, Opaque, ReasoningPart, StreamEvent} from './ir.js'
 import {unwrapOpaque, unwrapReasoning, wrapReasoning} from './ir.js'
 import {stripWrapped} from './strip.js'
 import {CODECS, decodeClientRequest, encodeUpstreamRequest} from './translate.js'
@@ -155,5 +156,89 @@ describe('turn 2 sends Anthropic its redacted_thinking block, between the signed
       {functionCall: {id: 'toolu_1', name: 'read_file', args: {path: 'a'}}},
     ]
     expect(gemini(streamed)).toEqual(EXPECTED)
+  })
+})
+
+describe("a chat client's reasoning_content of the three blocks", () => {
+  /** The answer as Anthropic streams it, read: each thinking block's text in pieces, then its opaque. */
+  const events: StreamEvent[] = [
+    {type: 'start', id: 'msg_1', model: 'claude-sonnet-4-6'},
+    {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+    {type: 'reasoning_delta', index: 0, text: 'fir'},
+    {type: 'reasoning_delta', index: 0, text: 'st'},
+    {type: 'reasoning_opaque', index: 0, signature: m('SIG-A')},
+    {type: 'block_stop', index: 0},
+    {type: 'block_start', index: 1, block: {type: 'reasoning'}},
+    {type: 'reasoning_opaque', index: 1, redacted: m('REDACTED-DATA')},
+    {type: 'block_stop', index: 1},
+    {type: 'block_start', index: 2, block: {type: 'reasoning'}},
+    {type: 'reasoning_delta', index: 2, text: 'th'},
+    {type: 'reasoning_delta', index: 2, text: 'en'},
+    {type: 'reasoning_opaque', index: 2, signature: m('SIG-B')},
+    {type: 'block_stop', index: 2},
+    {type: 'block_start', index: 3, block: {type: 'tool_call', id: 'toolu_1', name: 'read_file'}},
+    {type: 'tool_args_delta', index: 3, json: '{"path":"a"}'},
+    {type: 'block_stop', index: 3},
+    {type: 'stop', reason: 'tool_use'},
+    {type: 'usage', usage: {inputTokens: 10, outputTokens: 5}},
+    {type: 'end'},
+  ]
+
+  /** The reasoning_content a chat client shows for the answer, stream or not, and the carry it left. */
+  function shown(stream: boolean): {reasoning: string; carry: BoundedCarry} {
+    const carry = new BoundedCarry()
+    if (!stream) {
+      const body = CODECS.chat.encodeResponse(response(), {carry}) as {
+        choices: Array<{message: {reasoning_content?: string}}>
+      }
+      // (the bytes an answer is written as say the same)
+      const text = JSON.parse(CODECS.chat.encodeResponseText!(response(), {carry: new BoundedCarry()}))
+      expect(text.choices[0].message.reasoning_content).toBe(body.choices[0].message.reasoning_content)
+      return {reasoning: body.choices[0].message.reasoning_content ?? '', carry}
+    }
+    const encoder = CODECS.chat.streamEncoder({carry})
+    const sse = events.map((e) => encoder.event(e)).join('')
+    let reasoning = ''
+    for (const line of sse.split('\n'))
+      if (line.startsWith('data: {'))
+        reasoning += JSON.parse(line.slice(6)).choices?.[0]?.delta?.reasoning_content ?? ''
+    return {reasoning, carry}
+  }
+
+  const history = (reasoning: string) => ({
+    model: 'gpt-5',
+    messages: [
+      {role: 'user', content: 'read a'},
+      {
+        role: 'assistant',
+        content: null,
+        reasoning_content: reasoning,
+        tool_calls: [
+          {id: 'toolu_1', type: 'function', function: {name: 'read_file', arguments: '{"path":"a"}'}},
+        ],
+      },
+      {role: 'tool', tool_call_id: 'toolu_1', content: 'A'},
+    ],
+    tools: [{type: 'function', function: tool}],
+  })
+
+  for (const stream of [false, true])
+    it(`${stream ? 'streamed' : 'not streamed'}: each block's text a paragraph; sent back, the blocks as they came`, () => {
+      const {reasoning, carry} = shown(stream)
+      expect(reasoning).toBe('first\n\nthen')
+      expect(sentBack('chat', history(reasoning), {carry})).toEqual(EXPECTED)
+    })
+
+  it('the carry lost (a restart), the text sent back goes to no upstream, with or without the paragraphs', () => {
+    for (const upstream of ['messages', 'responses', 'gemini'] as const) {
+      const sent = (reasoning: string) =>
+        encodeUpstreamRequest(
+          decodeClientRequest('chat', history(reasoning), {carry: new BoundedCarry()}),
+          upstream,
+          upstream === 'messages' ? 'claude-sonnet-4-6' : 'gpt-5',
+        ).body.toString()
+      expect(sent('first\n\nthen')).toBe(sent('firstthen'))
+      expect(sent('first\n\nthen')).not.toContain('first')
+    }
   })
 })

@@ -143,4 +143,27 @@ describe('stripWrapped', () => {
     ])
     expect(stripWrapped('chat', {messages: []})).toBe(false)
   })
+
+  it("a Gemini chat session's history (one content per streamed chunk): a content left empty goes, one that came empty stays", () => {
+    const model = (part: unknown) => ({role: 'model', parts: [part]})
+    const body: Record<string, any> = {
+      contents: [
+        {role: 'user', parts: [{text: 'go'}]},
+        model({text: 'Let me think.', thought: true}),
+        model({text: '', thought: true, thoughtSignature: 'gwx1.messages.sig'}),
+        model({functionCall: {name: 'w', args: {}}, thoughtSignature: 'skip_thought_signature_validator'}),
+        {role: 'user', parts: [{functionResponse: {name: 'w', response: {output: 'ok'}}}]},
+        // (the session's own record of an empty answer: the client's, as it came)
+        {role: 'model', parts: []},
+      ],
+    }
+    expect(stripWrapped('gemini', body)).toBe(true)
+    expect(body.contents).toEqual([
+      {role: 'user', parts: [{text: 'go'}]},
+      model({text: 'Let me think.', thought: true}),
+      model({functionCall: {name: 'w', args: {}}, thoughtSignature: 'skip_thought_signature_validator'}),
+      {role: 'user', parts: [{functionResponse: {name: 'w', response: {output: 'ok'}}}]},
+      {role: 'model', parts: []},
+    ])
+  })
 })

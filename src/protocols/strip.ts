@@ -144,8 +144,9 @@ function stripResponses(body: Json): boolean {
 function stripGemini(body: Json): boolean {
   if (!Array.isArray(body.contents)) return false
   let removed = false
+  const emptied = new Set<unknown>()
   for (const content of body.contents) {
-    if (!isObj(content) || !Array.isArray(content.parts)) continue
+    if (!isObj(content) || !Array.isArray(content.parts) || !content.parts.length) continue
     const parts: unknown[] = []
     for (const part of content.parts) {
       if (!isObj(part) || !wrapped(part.thoughtSignature)) {
@@ -161,6 +162,11 @@ function stripGemini(body: Json): boolean {
       }
     }
     content.parts = parts
+    if (!parts.length) emptied.add(content)
   }
+  // a content left with no part (a signature piece in a content of its own: @google/genai's chat
+  // session keeps one per streamed chunk) goes too: Gemini refuses it ("contents.parts must not be
+  // empty", langchain-google #691)
+  if (emptied.size) body.contents = body.contents.filter((c) => !emptied.has(c))
   return removed
 }
