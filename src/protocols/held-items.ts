@@ -55,6 +55,28 @@ function customTools(body: Buffer, members: readonly MemberSpan[]): FunctionTool
   )
 }
 
+const MARK = Buffer.from('_gw')
+const isHex = (c: number | undefined): boolean =>
+  c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))
+const isLetter = (c: number | undefined): boolean => c !== undefined && c >= 0x61 && c <= 0x7a
+
+/**
+ * Whether `body` holds a string of the shape of an id gwctl mints (responses-items.ts
+ * `newItemId`, `"msg_gw` and 32 hex digits): every item gwctl holds has one, and a reference to
+ * one it lost too, so a body without one needs nothing more. A search for `_gw`, each found looked at.
+ */
+function namesMinted(body: Buffer): boolean {
+  for (let at = body.indexOf(MARK); at !== -1; at = body.indexOf(MARK, at + 1)) {
+    let start = at
+    while (isLetter(body[start - 1])) start--
+    if (start === at || body[start - 1] !== 0x22 || body[at + 35] !== 0x22) continue
+    let hex = at + 3
+    while (hex < at + 35 && isHex(body[hex])) hex++
+    if (hex === at + 35) return true
+  }
+  return false
+}
+
 /**
  * `body` with each `item_reference` of its `input` whose item `items` holds replaced by that
  * item's input items (a repeat of one already put back taken out, as the decoder does); undefined
@@ -62,6 +84,7 @@ function customTools(body: Buffer, members: readonly MemberSpan[]): FunctionTool
  * gwctl minted and no longer holds.
  */
 export function withHeldItems(body: Buffer, items: ItemStore): Buffer | undefined {
+  if (!namesMinted(body)) return undefined
   const members = topMembers(body)
   const input = members?.find((m) => m.name === 'input')
   const elements = input && arrayElements(body, input.value)

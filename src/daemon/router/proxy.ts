@@ -696,12 +696,17 @@ export async function proxyRequest(
 
   /**
    * Whether a Responses body may name, by `item_reference`, items gwctl minted on its translated
-   * answers: only while it holds any (the AI SDK with `store` on), a byte search then.
+   * answers (held, or lost to a restart): two byte searches, the second only for a body that holds
+   * a reference (the AI SDK with `store` on).
    */
   function namesHeldItems(): boolean {
-    if (family !== 'responses' || !carry?.items || request.body.indexOf(ITEM_REFERENCE) === -1) return false
-    // (none held, after a restart: an id gwctl minted, to refuse as its own, or none of gwctl's)
-    return carry.items.size > 0 || request.body.indexOf(MINTED_MARK) !== -1
+    // (every id gwctl mints holds its mark: one held, or one lost to refuse as gwctl's)
+    return (
+      family === 'responses' &&
+      !!carry?.items &&
+      request.body.indexOf(ITEM_REFERENCE) !== -1 &&
+      request.body.indexOf(MINTED_MARK) !== -1
+    )
   }
 
   /**

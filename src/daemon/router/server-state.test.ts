@@ -90,12 +90,14 @@ const claude = (): ProxyTarget => ({
 const user = (text: string) => ({role: 'user', content: [{type: 'input_text', text}]})
 const reference = (id: string) => ({type: 'item_reference', id})
 
-const post = (body: Record<string, unknown>) =>
+/** A Responses request of these bytes. */
+const postRaw = (body: string) =>
   fetch(`${gateway.url}/v1/responses`, {
     method: 'POST',
     headers: {'content-type': 'application/json', authorization: 'Bearer client'},
-    body: JSON.stringify(body),
+    body,
   })
+const post = (body: Record<string, unknown>) => postRaw(JSON.stringify(body))
 
 /** The row the daemon writes for the request's result. */
 const row = async () => {
@@ -238,11 +240,7 @@ describe('items gwctl minted, on a body passed through to a Responses server', (
       '"input":[{"role":"user","content":"caf\\u00e9"}, '
     const tail = ' ,{"type":"item_reference","id":"msg_oa1"},{"role":"user","content":"x"}]}'
     const ref = `{"type":"item_reference","id":"${held}"}`
-    const res = await fetch(`${gateway.url}/v1/responses`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', authorization: 'Bearer client'},
-      body: head + ref + ',' + ref + tail,
-    })
+    const res = await postRaw(head + ref + ',' + ref + tail)
     expect(res.status).toBe(200)
     // (the repeat taken out with the separator after it, as the decoder reads it once)
     expect(seen[0].body).toBe(
@@ -260,11 +258,7 @@ describe('items gwctl minted, on a body passed through to a Responses server', (
       model: 'gpt-5.5',
       input: [user('a'), reference('msg_oa1'), user('item_reference')],
     })
-    const res = await fetch(`${gateway.url}/v1/responses`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', authorization: 'Bearer client'},
-      body: raw,
-    })
+    const res = await postRaw(raw)
     expect(res.status).toBe(200)
     expect(seen[0].body).toBe(raw)
     expect(clone).not.toHaveBeenCalled()
