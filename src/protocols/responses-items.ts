@@ -31,6 +31,19 @@ export function newId(ctx: CodecContext | undefined, prefix: string): string {
   return ctx?.newId?.(prefix) ?? `${prefix}_${randomUUID().replace(/-/g, '')}`
 }
 
+/**
+ * The id of an output item gwctl writes (`msg`, `rs`, `fc`, `ctc`, `tsc`, `ws`): its prefix, `gw`
+ * and 32 hex digits. The `gw` tells it apart from any server's (OpenAI's are 48 hex digits or
+ * more, vLLM's 32 as gwctl's were before it, xAI's its own), so a reference to one gwctl no longer
+ * holds (a restart, an eviction) is refused as gwctl's, not sent on to a server that never made
+ * it ({@link mintedHere}).
+ */
+export const newItemId = (ctx: CodecContext | undefined, prefix: string): string =>
+  ctx?.newId?.(prefix) ?? `${prefix}_gw${randomUUID().replace(/-/g, '')}`
+
+/** Whether `id` is one gwctl minted for an output item ({@link newItemId}). */
+export const mintedHere = (id: string): boolean => /^[a-z]+_gw[0-9a-f]{32}$/.test(id)
+
 /** `resp_…` for an answer id of another family (Codex and the SDK only need it to be a string). */
 export const responseId = (id: string): string => (id.startsWith('resp_') ? id : `resp_${id}`)
 

@@ -119,6 +119,19 @@ function withPhases(input: Body[], start: number): void {
  * back to it as its text: gpt-oss keeps its reasoning across the calls of a turn
  * ({@link textReasoning}). OpenAI reads only its own encrypted reasoning.
  */
+/**
+ * `store` of a request that asks for encrypted reasoning: `true` where the server refuses `false`
+ * (Azure's: kept, so that the next turn's reasoning items, named by their ids, are found); left
+ * out (the server's default, on) for a request that continues a stored conversation
+ * (`previous_response_id`: xAI and OpenAI refuse it with `store: false`, the earlier answer is
+ * looked up in what they stored) or whose client keeps its items there (`store` on: the AI SDK,
+ * whose next turn names them by `item_reference`); else `false`, nothing kept server-side.
+ */
+function storeFor(body: Body, request: Request, ctx: CodecContext | undefined): void {
+  if (ctx?.storeTrue === true) body.store = true
+  else if (!request.previousResponseId && request.storeItems !== true) body.store = false
+}
+
 export function encodeRequest(request: Request, model: string, ctx?: CodecContext): Record<string, unknown> {
   const plain = ctx?.plainTools === true
   const customs = new Set(plain ? [] : request.tools.filter((t) => t.custom).map((t) => t.name))
@@ -294,13 +307,12 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
   const effort = search && asked === 'minimal' ? 'low' : asked
   if (request.reasoning && !request.reasoning.disabled) {
     body.reasoning = {...(effort ? {effort} : {}), ...(request.reasoning.include ? {summary: 'auto'} : {})}
-    // (Azure's: kept, so that the next turn's reasoning items, named by their ids, are found)
-    body.store = ctx?.storeTrue === true
+    storeFor(body, request, ctx)
     body.include = ['reasoning.encrypted_content']
   } else if (reasonsRegardless(model)) {
     // Grok reasons with thinking off too (Claude Code's sub-agents, a chat client that named no
     // effort): its reasoning asked for all the same, for the next turn to give back
-    body.store = ctx?.storeTrue === true
+    storeFor(body, request, ctx)
     body.include = ['reasoning.encrypted_content']
   } else if (ctx?.storeTrue) body.store = true
   // the pages a search found (without it OpenAI names only those the answer cites)

@@ -22,6 +22,7 @@ import {
   itemStoreOf,
   keptCall,
   newId,
+  newItemId,
   partsBytes,
   reasoningItem,
   responseObject,
@@ -211,7 +212,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     let out = ''
     if (start.type === 'web_search') {
       // a search comes whole: OpenAI's events of one, from added to done, at once
-      const item = webSearchItem(start, newId(this.ctx, 'ws'))
+      const item = webSearchItem(start, newItemId(this.ctx, 'ws'))
       this.output.push(item)
       const ref = {output_index: outputIndex, item_id: item.id}
       out += this.emit('response.output_item.added', {
@@ -226,7 +227,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       return out + this.emit('response.output_item.done', {output_index: outputIndex, item})
     }
     if (start.type === 'text') {
-      const block: EncBlock = {kind: 'text', outputIndex, itemId: newId(this.ctx, 'msg'), text: ''}
+      const block: EncBlock = {kind: 'text', outputIndex, itemId: newItemId(this.ctx, 'msg'), text: ''}
       this.blocks.set(index, block)
       this.output.push({
         type: 'message',
@@ -246,7 +247,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         part: {type: 'output_text', text: '', annotations: []},
       })
     } else if (start.type === 'reasoning') {
-      const block: EncBlock = {kind: 'reasoning', outputIndex, itemId: newId(this.ctx, 'rs'), text: ''}
+      const block: EncBlock = {kind: 'reasoning', outputIndex, itemId: newItemId(this.ctx, 'rs'), text: ''}
       this.blocks.set(index, block)
       this.output.push({type: 'reasoning', id: block.itemId, summary: []})
       out += this.emit('response.output_item.added', {
@@ -266,7 +267,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       const block: EncBlock = {
         kind: 'tool',
         outputIndex: this.output.length,
-        itemId: newId(this.ctx, custom ? 'ctc' : search ? 'tsc' : 'fc'),
+        itemId: newItemId(this.ctx, custom ? 'ctc' : search ? 'tsc' : 'fc'),
         text: '',
         call: {id: start.id, name: start.name, custom, ...(search ? {search} : {})},
       }
@@ -287,7 +288,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private signatureItem(signature: Opaque): string {
     const part = signaturePart(signature)
     this.reasoning.push(part)
-    const item = reasoningItem(part, newId(this.ctx, 'rs'))
+    const item = reasoningItem(part, newItemId(this.ctx, 'rs'))
     const outputIndex = this.output.length
     this.output.push(item)
     this.keep(item.id as string, [part])

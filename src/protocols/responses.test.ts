@@ -136,6 +136,8 @@ describe('responses decodeRequest', () => {
       ],
       tools: [{type: 'custom', name: 'apply_patch', format: {type: 'grammar'}}],
       reasoning: {effort: 'low'},
+      // (Codex's: nothing kept server-side, so neither upstream)
+      store: false,
       stream: false,
     }
     const up = responsesCodec.encodeRequest(responsesCodec.decodeRequest(body, {}), 'm2')

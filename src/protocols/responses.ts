@@ -41,6 +41,8 @@ import {
   itemStoreOf,
   keptCall,
   newId,
+  newItemId,
+  mintedHere,
   ownReasoning,
   partsBytes,
   reasoningItem,
@@ -236,9 +238,17 @@ export const itemReferenceRefusal = (id: string): string =>
  * in the route takes the request (ir.ts {@link ServerStateError}).
  */
 export class ItemReferenceError extends ServerStateError {
+  /**
+   * Whether gwctl minted the id (responses-items.ts `newItemId`): an item it held and lost (a
+   * restart, an eviction), which no server has either. Refused at once: a later target passed
+   * through would only send it on to a server that never made it, whose refusal would blame it.
+   */
+  readonly lost: boolean
+
   constructor(readonly id: string) {
     super(itemReferenceRefusal(id), `item_reference ${JSON.stringify(id)}`)
     this.name = 'ItemReferenceError'
+    this.lost = mintedHere(id)
   }
 }
 
@@ -593,7 +603,7 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
       if (!message) {
         message = {
           type: 'message',
-          id: newId(ctx, 'msg'),
+          id: newItemId(ctx, 'msg'),
           role: 'assistant',
           status: 'completed',
           content: [],
@@ -610,14 +620,14 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
     message = undefined
     if (part.type === 'reasoning') {
       reasoning.push(part)
-      const item = reasoningItem(part, newId(ctx, 'rs'))
+      const item = reasoningItem(part, newItemId(ctx, 'rs'))
       output.push(item)
       keep(item, [part])
     } else if (part.type === 'tool_call') {
       if (part.signature) {
         const sig = signaturePart(part.signature)
         reasoning.push(sig)
-        const item = reasoningItem(sig, newId(ctx, 'rs'))
+        const item = reasoningItem(sig, newItemId(ctx, 'rs'))
         output.push(item)
         keep(item, [sig])
       }
@@ -628,11 +638,11 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
         response.stop === 'max_tokens' &&
         part === response.parts[response.parts.length - 1] &&
         !wholeArguments(part.arguments)
-      const item = functionCallItem(ctx, part, newId(ctx, 'fc'), cut ? 'incomplete' : 'completed')
+      const item = functionCallItem(ctx, part, newItemId(ctx, 'fc'), cut ? 'incomplete' : 'completed')
       output.push(item)
       if (items) keep(item, [keptCall(ctx, part)])
     } else if (part.type === 'web_search') {
-      const item = webSearchItem(part, newId(ctx, 'ws'))
+      const item = webSearchItem(part, newItemId(ctx, 'ws'))
       output.push(item)
       keep(item, [part])
     }

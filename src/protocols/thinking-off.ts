@@ -88,15 +88,17 @@ const ALWAYS_THINKS = /(?:^|\/)glm-5\.3(?!\d)/i
  * (`grok-4-fast-reasoning`, `grok-4-1-fast-reasoning`), Grok 4.20's reasoning model and every later
  * Grok 4.x (4.5, 4.6 and 4.7 take efforts but no off switch: "reasoning cannot be disabled",
  * nesquena/hermes-webui PR #6497; chenyme/grok2api PR #908; Grok 4.3 reasons at `low` unless told
- * `none`: docs.x.ai's reasoning guide), and `grok-code-fast-1`; not a `-non-reasoning` variant
- * (`grok-4-fast-non-reasoning`, `grok-4.20-0309-non-reasoning`) nor Grok 3. Their reasoning comes
+ * `none`: docs.x.ai's reasoning guide), `grok-code-fast-1` and Grok 3 Mini (`grok-3-mini`,
+ * `-fast`: it always thinks, its `reasoning_effort` takes `low` and `high` only, docs.x.ai's
+ * reasoning guide); not a `-non-reasoning` variant (`grok-4-fast-non-reasoning`,
+ * `grok-4.20-0309-non-reasoning`) nor Grok 3. Their reasoning comes
  * back only as a reasoning item's `encrypted_content`, and only when asked for (`include:
  * ["reasoning.encrypted_content"]`, docs.x.ai: "Encrypted Reasoning Content"); without it, the next
  * turn cannot give it back, and Grok 4.7 stops reasoning after a few tool rounds (codex-router #888).
  */
 export function reasonsRegardless(model: string): boolean {
   const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
-  return /^grok-(?:4|code)(?![\d])/.test(name) && !name.includes('non-reasoning')
+  return /^grok-(?:4|code|3-mini)(?![\d])/.test(name) && !name.includes('non-reasoning')
 }
 
 /**

@@ -40,6 +40,8 @@ const GROK_ANSWER = JSON.stringify({
 const sent: Array<Record<string, unknown>> = []
 let xai: Upstream
 let model = 'grok-4.7'
+/** The target takes Codex's tools as plain functions, the client's request passed through (its `previous_response_id` too). */
+let plain = false
 let gateway: ProxyGateway
 
 beforeAll(async () => {
@@ -53,9 +55,15 @@ beforeAll(async () => {
     res.writeHead(200, {'content-type': 'application/json'}).end(answer)
   })
   const target = (): ProxyTarget => ({
-    provider: {name: 'xai', family: 'responses', baseUrl: `${xai.origin}/v1`, credential: {secret: 'k'}},
+    provider: {
+      name: 'xai',
+      family: 'responses',
+      baseUrl: `${xai.origin}/v1`,
+      credential: {secret: 'k'},
+      ...(plain ? {plainTools: 'always' as const} : {}),
+    },
     model,
-    translate: true,
+    ...(plain ? {} : {translate: true as const}),
   })
   gateway = new ProxyGateway({route: () => ({targets: [target()]}), carry: new BoundedCarry()})
   await gateway.listen()
@@ -69,6 +77,7 @@ afterAll(async () => {
 beforeEach(() => {
   sent.length = 0
   model = 'grok-4.7'
+  plain = false
 })
 
 const TOOLS = [
@@ -129,6 +138,42 @@ describe('Grok with thinking off', () => {
   })
 })
 
+describe('Grok continuing a stored conversation', () => {
+  /** A Responses client's turn (Codex's `apply_patch`, a custom tool, made a plain function for xAI). */
+  const responsesTurn = (fields: Record<string, unknown>) =>
+    fetch(`${gateway.url}/v1/responses`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', authorization: 'Bearer gw-key'},
+      body: JSON.stringify({
+        model: 'grok-4',
+        tools: [{type: 'custom', name: 'apply_patch'}],
+        input: [{role: 'user', content: [{type: 'input_text', text: 'Go on.'}]}],
+        ...fields,
+      }),
+    })
+
+  it('a `previous_response_id` or a client that keeps its items (`store` on) gets no `store: false`, which xAI refuses with it', async () => {
+    plain = true
+    for (const fields of [
+      {store: true, previous_response_id: 'resp_prev'},
+      {previous_response_id: 'resp_prev'},
+      {},
+    ]) {
+      sent.length = 0
+      expect((await responsesTurn(fields)).status).toBe(200)
+      expect(sent[0].store).toBeUndefined()
+      expect(sent[0].include).toEqual(['reasoning.encrypted_content'])
+      expect(sent[0].previous_response_id).toBe(fields.previous_response_id)
+    }
+  })
+
+  it('a client that keeps nothing (Codex, `store: false`) still has xAI keep nothing', async () => {
+    plain = true
+    expect((await responsesTurn({store: false})).status).toBe(200)
+    expect(sent[0]).toMatchObject({store: false, include: ['reasoning.encrypted_content']})
+  })
+})
+
 describe('reasonsRegardless: the Grok models that reason unless they cannot', () => {
   it.each([
     ['grok-4', true],
@@ -141,7 +186,8 @@ describe('reasonsRegardless: the Grok models that reason unless they cannot', ()
     ['grok-4-fast-non-reasoning', false],
     ['grok-4.20-0309-non-reasoning', false],
     ['grok-3', false],
-    ['grok-3-mini', false],
+    ['grok-3-mini', true],
+    ['xai/grok-3-mini-fast', true],
     ['gpt-5.5', false],
   ])('%s: %s', (name, reasons) => expect(reasonsRegardless(name)).toBe(reasons))
 })

@@ -494,8 +494,10 @@ async function waitFor429(
   return wait
 }
 
-/** The bytes of an `item_reference` input item's type, looked for only while gwctl holds items. */
+/** The bytes of an `item_reference` input item's type, looked for in a Responses body passed through (`namesHeldItems`). */
 const ITEM_REFERENCE = '"item_reference"'
+/** What an item id gwctl mints holds after its prefix (protocols/responses-items.ts `newItemId`). */
+const MINTED_MARK = '_gw'
 
 /** Sends one request through the targets; never throws for upstream trouble (see the result). */
 export async function proxyRequest(
@@ -706,10 +708,13 @@ export async function proxyRequest(
         const codecs = translationLoaded?.[0]
         // state only the Responses server that made it holds (ir.ts ServerStateError): a
         // previous_response_id, an item_reference gwctl did not mint, remote compaction
-        const serverState = codecs !== undefined && error instanceof codecs.ServerStateError
+        // (an item gwctl minted and lost: its refusal at once, no server has it)
+        const lost = codecs !== undefined && error instanceof codecs.ItemReferenceError && error.lost
+        const serverState = codecs !== undefined && error instanceof codecs.ServerStateError && !lost
         const refused =
           error instanceof RequestBodyError ||
           serverState ||
+          lost ||
           (target.translate && codecs !== undefined && error instanceof codecs.TranslationError)
         if (!refused) throw error
         const message = target.translate
@@ -717,6 +722,7 @@ export async function proxyRequest(
           : (error as Error).message
         if (
           options.fallbacks &&
+          !lost &&
           (serverState
             ? // only a Responses target passed through as it came takes it: skipped for one after
               // this; where none is, skipped after a target that failed (its failure is the answer)
@@ -776,10 +782,17 @@ export async function proxyRequest(
 
   /**
    * Whether a Responses body may name, by `item_reference`, items gwctl minted on its translated
-   * answers: only while it holds any (the AI SDK with `store` on), a byte search then.
+   * answers (held, or lost to a restart): two byte searches, the second only for a body that holds
+   * a reference (the AI SDK with `store` on).
    */
   function namesHeldItems(): boolean {
-    return family === 'responses' && !!carry?.items?.size && request.body.indexOf(ITEM_REFERENCE) !== -1
+    // (every id gwctl mints holds its mark: one held, or one lost to refuse as gwctl's)
+    return (
+      family === 'responses' &&
+      !!carry?.items &&
+      request.body.indexOf(ITEM_REFERENCE) !== -1 &&
+      request.body.indexOf(MINTED_MARK) !== -1
+    )
   }
 
   /**
@@ -790,21 +803,32 @@ export async function proxyRequest(
    * (protocols/held-items.ts).
    */
   async function untranslated(): Promise<typeof prepared> {
-    const {stripWrapped} = await import('../../protocols/strip.js')
-    let json: unknown = request.json
-    try {
-      json ??= parseJsonBytes(request.body)
-    } catch {
-      return (stripped = prepared)
+    let source = request
+    if (carry?.items && namesHeldItems()) {
+      const {withHeldItems} = await import('../../protocols/held-items.js')
+      let body: Buffer | undefined
+      try {
+        body = withHeldItems(request.body, carry.items)
+      } catch (error) {
+        // (an id gwctl lost: refused as the codecs' ItemReferenceError, which the caller reads)
+        await loadTranslation()
+        throw error
+      }
+      if (body) source = {...request, body, json: undefined, facts: undefined}
     }
-    if (!json || typeof json !== 'object' || Array.isArray(json)) return (stripped = prepared)
+    const same = (): typeof prepared => (stripped = source === request ? prepared : prepare(source))
+    if (source.body.indexOf(WRAPPED_MARKER) === -1) return same()
+    const {stripWrapped} = await import('../../protocols/strip.js')
+    let json: unknown = source.json
+    try {
+      json ??= parseJsonBytes(source.body)
+    } catch {
+      return same()
+    }
+    if (!json || typeof json !== 'object' || Array.isArray(json)) return same()
     const copy = structuredClone(json) as Record<string, unknown>
-    const expanded =
-      carry?.items && namesHeldItems()
-        ? (await import('../../protocols/held-items.js')).expandHeldItems(copy, carry.items)
-        : false
-    if (!stripWrapped(family, copy) && !expanded) return (stripped = prepared)
-    return (stripped = prepare({...request, body: Buffer.from(JSON.stringify(copy)), json: copy}))
+    if (!stripWrapped(family, copy)) return same()
+    return (stripped = prepare({...source, body: Buffer.from(JSON.stringify(copy)), json: copy}))
   }
 
   /**

@@ -7,7 +7,7 @@
  * references, which it never saw. Scripted upstreams: the bytes each gets, the client's status, the
  * row.
  */
-import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {BoundedCarry} from '../../protocols/carry.js'
 import {logEntryFor} from './log-entry.js'
@@ -34,6 +34,8 @@ let chat: Upstream
 let messages: Upstream
 let route: GatewayRoute
 let gateway: ProxyGateway
+/** The daemon's memory of the items it minted. */
+let carry: BoundedCarry
 
 beforeAll(async () => {
   responses = await startUpstream((_req, res, body) => {
@@ -56,7 +58,8 @@ beforeAll(async () => {
     seen.push({server: 'messages', body: body.toString()})
     res.writeHead(500).end()
   })
-  gateway = new ProxyGateway({route: () => route, carry: new BoundedCarry()})
+  carry = new BoundedCarry()
+  gateway = new ProxyGateway({route: () => route, carry})
   await gateway.listen()
 })
 
@@ -87,12 +90,14 @@ const claude = (): ProxyTarget => ({
 const user = (text: string) => ({role: 'user', content: [{type: 'input_text', text}]})
 const reference = (id: string) => ({type: 'item_reference', id})
 
-const post = (body: Record<string, unknown>) =>
+/** A Responses request of these bytes. */
+const postRaw = (body: string) =>
   fetch(`${gateway.url}/v1/responses`, {
     method: 'POST',
     headers: {'content-type': 'application/json', authorization: 'Bearer client'},
-    body: JSON.stringify(body),
+    body,
   })
+const post = (body: Record<string, unknown>) => postRaw(JSON.stringify(body))
 
 /** The row the daemon writes for the request's result. */
 const row = async () => {
@@ -139,7 +144,7 @@ describe("an item_reference to OpenAI's own item, the first target translated", 
     // turn 1: the translated target answers; gwctl mints the message's id (the AI SDK's `store` on)
     const first = await post({model: 'gpt-5.5', input: [user('Say hello.')]})
     const minted = JSON.parse(await first.text()).output.find((i: {type: string}) => i.type === 'message')
-    expect(minted.id).toMatch(/^msg_/)
+    expect(minted.id).toMatch(/^msg_gw[0-9a-f]{32}$/)
     const text = minted.content[0].text
     // turn 2: the translated target is busy; OpenAI answers
     chatStatus = 503
@@ -202,5 +207,106 @@ describe('previous_response_id, the same way', () => {
     )
     expect(seen.map((s) => s.server)).toEqual(['responses'])
     expect(await row()).toMatchObject({status: 502, provider: 'openai'})
+  })
+})
+
+describe('items gwctl minted, on a body passed through to a Responses server', () => {
+  /** An id as gwctl mints one (responses-items.ts `newItemId`). */
+  const gwId = (prefix: string, n: number) => `${prefix}_gw${String(n).padStart(32, '0')}`
+
+  it('one it minted and no longer holds (a restart): its 400 at once, sent to no server, whatever the route', async () => {
+    const lost = gwId('msg', 1)
+    for (const targets of [[deepseek(), openai()], [openai()]]) {
+      seen.length = 0
+      gateway.results.length = 0
+      route = {targets}
+      const res = await post({model: 'gpt-5.5', input: [user('Hi.'), reference(lost), user('And?')]})
+      expect(res.status).toBe(400)
+      const {error} = (await res.json()) as {error: {message: string}}
+      expect(error.message).toContain(
+        `an item_reference names item "${lost}", which this gateway does not hold`,
+      )
+      expect(seen).toEqual([])
+      expect(await row()).toMatchObject({status: 400, fallback: false})
+    }
+  })
+
+  it("only the held references' bytes change: a 64-bit integer, an escape and a reference to OpenAI's item go as they came", async () => {
+    const held = gwId('msg', 2)
+    carry.items!.set(held, [{type: 'text', text: 'Held.'}], 8)
+    route = {targets: [openai()]}
+    const head =
+      '{"model":"gpt-5.5","tools":[{"type":"function","name":"f","parameters":{"type":"object","properties":{"n":{"type":"integer","maximum":9223372036854775807}}}}],' +
+      '"input":[{"role":"user","content":"caf\\u00e9"}, '
+    const tail = ' ,{"type":"item_reference","id":"msg_oa1"},{"role":"user","content":"x"}]}'
+    const ref = `{"type":"item_reference","id":"${held}"}`
+    const res = await postRaw(head + ref + ',' + ref + tail)
+    expect(res.status).toBe(200)
+    // (the repeat taken out with the separator after it, as the decoder reads it once)
+    expect(seen[0].body).toBe(
+      head +
+        '{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Held."}]},' +
+        tail.slice(2),
+    )
+  })
+
+  it('a body that names none gwctl holds goes as it came, nothing parsed or copied for it', async () => {
+    carry.items!.set(gwId('msg', 3), [{type: 'text', text: 'Held.'}], 8)
+    route = {targets: [openai()]}
+    const clone = vi.spyOn(globalThis, 'structuredClone')
+    const raw = JSON.stringify({
+      model: 'gpt-5.5',
+      input: [user('a'), reference('msg_oa1'), user('item_reference')],
+    })
+    const res = await postRaw(raw)
+    expect(res.status).toBe(200)
+    expect(seen[0].body).toBe(raw)
+    expect(clone).not.toHaveBeenCalled()
+    clone.mockRestore()
+  })
+
+  it('a held call of a custom tool (Codex-style `apply_patch`) goes back as a `custom_tool_call` of its input', async () => {
+    const call = gwId('ctc', 4)
+    carry.items!.set(
+      call,
+      [
+        {
+          type: 'tool_call',
+          id: 'call_9',
+          name: 'apply_patch',
+          arguments: JSON.stringify({input: '*** Begin Patch'}),
+        },
+      ],
+      40,
+    )
+    // (OpenAI's own host in use: its custom tools go as they came, not as plain functions)
+    const target = openai()
+    target.provider.plainTools = 'never'
+    route = {targets: [target]}
+    const output = {type: 'custom_tool_call_output', call_id: 'call_9', output: 'ok'}
+    const res = await post({
+      model: 'gpt-5.5',
+      tools: [{type: 'custom', name: 'apply_patch'}],
+      input: [user('Patch it.'), reference(call), output],
+    })
+    expect(res.status).toBe(200)
+    expect(JSON.parse(seen[0].body).input).toEqual([
+      user('Patch it.'),
+      {type: 'custom_tool_call', call_id: 'call_9', name: 'apply_patch', input: '*** Begin Patch'},
+      output,
+    ])
+  })
+
+  it("another server's reasoning gwctl held (xAI's ciphertext) is left out, not sent to OpenAI", async () => {
+    const reasoning = gwId('rs', 5)
+    const encrypted = {
+      family: 'responses' as const,
+      value: JSON.stringify({id: 'rs_xai1', encrypted_content: 'XAI-CIPHER'}),
+    }
+    carry.items!.set(reasoning, [{type: 'reasoning', text: 'thought', encrypted}], 40)
+    route = {targets: [openai()]}
+    const res = await post({model: 'gpt-5.5', input: [user('a'), reference(reasoning), user('b')]})
+    expect(res.status).toBe(200)
+    expect(JSON.parse(seen[0].body).input).toEqual([user('a'), user('b')])
   })
 })
