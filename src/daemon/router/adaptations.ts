@@ -36,7 +36,7 @@
 import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
-import {thinkingOffFields} from '../../protocols/thinking-off.js'
+import {takesThinkingLevel, thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {GeminiThinkingSent, SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
 import {refusesCacheTtl} from './cache-ttl.js'
@@ -1412,6 +1412,7 @@ function thinkingConfigRefusal(
   errorText: string,
   sent: GeminiThinkingSent,
   known: UpstreamAdaptation,
+  model: string,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   if (
     sent.config &&
@@ -1422,7 +1423,7 @@ function thinkingConfigRefusal(
       next: {...known, noThinking: true},
       note: 'refused thinkingConfig: sent again without it (the model does not think)',
     }
-  const raised = levelRefusal(errorText, sent.level, known)
+  const raised = levelRefusal(errorText, sent.level, known, model)
   if (raised) return raised
   if (
     sent.level !== undefined &&
@@ -1454,13 +1455,18 @@ function levelRefusal(
   errorText: string,
   sent: string | undefined,
   known: UpstreamAdaptation,
+  model: string,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   if (sent === undefined) return undefined
   const level = sent.toUpperCase()
   const next = NEXT_LEVEL[level]
   if (!next || known.thinkingLevels?.[level] !== undefined) return undefined
-  const named = /thinking[ _]level (\w+) is not supported/i.exec(errorParts(errorText).message)
+  const {message} = errorParts(errorText)
+  const named = /thinking[ _]level (\w+) is not supported/i.exec(message)
   if (named?.[1].toUpperCase() !== level) return undefined
+  // (Vertex names the level in the same words for a Gemini 2.5 model, which takes none: a level
+  // climbed only for a model that takes levels by its name, or where Google asks for another)
+  if (!takesThinkingLevel(model) && !/retry with other thinking level/i.test(message)) return undefined
   return {
     next: {...known, thinkingLevels: {...known.thinkingLevels, [level]: next}},
     note: `refused thinkingLevel ${sent}: sent again with ${next}, the next level up`,
@@ -2538,6 +2544,7 @@ function decide(
         ...(sent.thinkingConfig && {config: true as const}),
       },
       known,
+      model,
     )
   }
   const json = jsonRefusal(errorText, sent)
@@ -3350,7 +3357,7 @@ export class UpstreamAdaptations {
       provider,
       model,
       adaptedWith,
-      thinkingConfigRefusal(errorText, sent, adaptedWith ?? {}),
+      thinkingConfigRefusal(errorText, sent, adaptedWith ?? {}, model),
     )
   }
 
