@@ -979,6 +979,32 @@ function claudeLearned(
   return undefined
 }
 
+/**
+ * A refusal of Z.AI's or Moonshot's preserved thinking (`thinking: {type: "enabled",
+ * clear_thinking: false}`, `keep: "all"`, chat.ts `preservedThinkingFields`), which goes in the
+ * field their off switch goes in: a relay's "Unrecognized request argument supplied: thinking", or
+ * Z.AI's own `{"error": {"code": "1210", "message": "Invalid API parameter
+ * thinking.clear_thinking"}}` (its code for a parameter it does not take, sam-dumont/immich-video-
+ * memory-generator #919). Learned narrowly, `noPreservedThinking`: the earlier turns' reasoning
+ * dropped as before, and `thinking: {type: "disabled"}` still sent for a request that asked for no
+ * thinking (a `thinking` drop would have taken that too).
+ */
+function preservedThinkingRefusal(
+  errorText: string,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (known.noPreservedThinking) return undefined
+  if (
+    refusedField(errorText, ['thinking']) !== 'thinking' &&
+    !/\bthinking\.(?:clear_thinking|keep)\b|\bclear_thinking\b/.test(errorParts(errorText).message)
+  )
+    return undefined
+  return {
+    next: {...known, noPreservedThinking: true},
+    note: 'refused preserved thinking (thinking enabled to keep earlier reasoning): sent again without it',
+  }
+}
+
 /** The field an upstream's 400 names among those sent, if it is one a request may go without. */
 export function refusedField(errorText: string, sent: readonly string[]): string | undefined {
   const {param, message} = errorParts(errorText)
@@ -2529,6 +2555,11 @@ function decide(
     const rule = conversationRefusal(errorText, sent, known)
     if (rule) return rule
   }
+  // (a flag read: set only where Z.AI's or Moonshot's preserved thinking went)
+  if (sent.preservedThinking) {
+    const preserved = preservedThinkingRefusal(errorText, known)
+    if (preserved) return preserved
+  }
   if (sent.upstream === 'gemini') {
     const json = jsonRefusal(errorText, sent)
     if (json) return {next: {...known, ...json.learned}, note: json.note}
@@ -2873,6 +2904,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (budget?.over !== undefined) rules.push(`a thinking budget from ${budget.over} up left out`)
   if (budget?.under !== undefined) rules.push(`a thinking budget up to ${budget.under} left out`)
   if (a.noThinkingLevel) rules.push('thinkingLevel left out (the model takes none)')
+  if (a.noPreservedThinking) rules.push("earlier turns' reasoning not asked to be kept (refused)")
   for (const [from, to] of Object.entries(a.thinkingLevels ?? {}))
     rules.push(`thinkingLevel ${from} sent as ${to}`)
   if (a.noThinking) rules.push('thinkingConfig left out (the model does not think)')
