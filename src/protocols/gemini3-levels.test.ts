@@ -87,6 +87,9 @@ describe('Gemini 3 and later: a thinking level, never a budget', () => {
     ],
     ['gemini-2.5-pro', {budgetTokens: 31_999}, '{"thinkingConfig":{"thinkingBudget":31999}}'],
     ['gemini-flash-latest', {effort: 'low'}, '{"thinkingConfig":{"thinkingBudget":1024}}'],
+    // gemini-pro-latest names Gemini 3.1 Pro since March 2026 (Google's notice, gemini-cli #20588)
+    ['gemini-pro-latest', {disabled: true}, level('LOW')],
+    ['models/gemini-pro-latest', {effort: 'medium'}, level('MEDIUM')],
   ]
   it.each(rows)('%s, %j', (model, reasoning, bytes) => {
     expect(configBytes(model, reasoning)).toBe(bytes)
