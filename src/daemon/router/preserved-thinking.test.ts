@@ -147,32 +147,29 @@ describe('a relay that refuses the field', () => {
     expect(later.map((b) => b.preserve_thinking)).toEqual([undefined])
   })
 
-  it("Z.AI's preserved thinking refused by a relay: learned narrowly, the next request without it", async () => {
-    const target = translated('pt-strict-glm', STRICT_GLM, `${ZAI}/api/paas/v4`)
+  /**
+   * Claude Code's tool loop, thinking on, to `model` on Z.AI, its preserved thinking refused: sent
+   * again without it, the row says so, the next request without it from the first try. The bodies
+   * a request with thinking off then sent.
+   */
+  async function learnedThenOff(name: string, model: string): Promise<unknown[]> {
+    const target = translated(name, model, `${ZAI}/api/paas/v4`)
     const first = await sent(target, toolLoop(ON))
     expect(first.map((b) => b.thinking)).toEqual([{type: 'enabled', clear_thinking: false}, undefined])
     const [row] = await gateway.settled(1)
     expect(row).toMatchObject({status: 200})
     expect(row.error).toMatch(/refused preserved thinking .*: sent again without it/)
     expect((await sent(target, toolLoop(ON))).map((b) => b.thinking)).toEqual([undefined])
+    return (await sent(target, toolLoop({type: 'disabled'}))).map((b) => b.thinking)
+  }
+
+  it("Z.AI's preserved thinking refused by a relay: learned narrowly, the next request without it", async () => {
     // the off switch is its own refusal: tried first (this relay refuses it too, then learned)
-    expect((await sent(target, toolLoop({type: 'disabled'}))).map((b) => b.thinking)).toEqual([
-      {type: 'disabled'},
-      undefined,
-    ])
+    expect(await learnedThenOff('pt-strict-glm', STRICT_GLM)).toEqual([{type: 'disabled'}, undefined])
   })
 
   it("Z.AI's own words (code 1210, thinking.clear_thinking): learned; thinking off still sends its switch", async () => {
-    const target = translated('pt-zai-1210', NO_CLEAR, `${ZAI}/api/paas/v4`)
-    const first = await sent(target, toolLoop(ON))
-    expect(first.map((b) => b.thinking)).toEqual([{type: 'enabled', clear_thinking: false}, undefined])
-    const [row] = await gateway.settled(1)
-    expect(row).toMatchObject({status: 200})
-    expect(row.error).toMatch(/refused preserved thinking .*: sent again without it/)
-    expect((await sent(target, toolLoop(ON))).map((b) => b.thinking)).toEqual([undefined])
     // (a drop of `thinking` would have taken the off switch too: GLM would think anyway)
-    expect((await sent(target, toolLoop({type: 'disabled'}))).map((b) => b.thinking)).toEqual([
-      {type: 'disabled'},
-    ])
+    expect(await learnedThenOff('pt-zai-1210', NO_CLEAR)).toEqual([{type: 'disabled'}])
   })
 })
