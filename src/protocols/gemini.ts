@@ -42,6 +42,7 @@ import type {Body} from './responses-items.js'
 import {fullUsage, hasForeignOpaque, isObject, newId, restoreCarried} from './responses-items.js'
 import {DATA, mapNamed, mapSchema, NAMED_SCHEMAS} from './schema-walk.js'
 import {objectTools} from './tool-schemas.js'
+import {takesThinkingLevel} from './thinking-off.js'
 
 export {SKIP_SIGNATURE}
 
@@ -454,18 +455,6 @@ function gemmaLevel(model: string, r: ReasoningSettings): 'MINIMAL' | 'HIGH' | u
   return effort === 'minimal' || effort === 'low' ? 'MINIMAL' : 'HIGH'
 }
 
-/**
- * Whether the model thinks at a `thinkingLevel` by its name: Gemini 3 and later (`gemini-3-flash-preview`,
- * `gemini-3.1-pro-preview`, `gemini-3.8-flash`), as Google's thinking guide says ("thinking levels
- * (Gemini 3 and later models) or thinking budgets (Gemini 2.5 models)"). A budget it takes for
- * backwards compatibility only, and its thinking does not follow it (router-for-me/CLIProxyAPI
- * #353: the model thinks at its default, high); a level and a budget together Google refuses ("You
- * can only set only one of thinking budget and thinking level.", sterlp/eclipse-peon-ai #115). Any
- * other name (Gemini 2.5, an alias such as `gemini-flash-latest`) keeps its budget.
- */
-export const takesThinkingLevel = (model: string): boolean =>
-  /^(?:models\/)?gemini-(?:[3-9]|\d{2,})/.test(model)
-
 /** Gemini 3's thinking levels, the least first. */
 const GEMINI_LEVELS = ['minimal', 'low', 'medium', 'high'] as const
 
@@ -498,8 +487,8 @@ function gemini3Level(model: string, r: ReasoningSettings): string | undefined {
     ? 'minimal'
     : (r.effort ?? (r.budgetTokens === undefined ? undefined : budgetEffort(r.budgetTokens)))
   if (effort === undefined) return undefined
-  const name = model.replace(/^models\//, '')
-  const [, major, minor] = /^gemini-(\d+)(?:\.(\d+))?/.exec(name) ?? []
+  const name = model.toLowerCase()
+  const [, major, minor] = /(?:^|\/)gemini-(\d+)(?:\.(\d+))?/.exec(name) ?? []
   const pro = /-pro\b/.test(name)
   const laterFlash =
     /-flash\b/.test(name) && !/-lite\b/.test(name) && (Number(major) > 3 || Number(minor ?? 0) >= 7)

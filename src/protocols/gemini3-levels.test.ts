@@ -73,6 +73,11 @@ describe('Gemini 3 and later: a thinking level, never a budget', () => {
     ['gemini-3-pro-preview', {effort: 'medium'}, level('HIGH')],
     ['gemini-3.1-pro-preview', {disabled: true}, level('LOW')],
     ['gemini-3.1-pro-preview', {effort: 'medium'}, level('MEDIUM')],
+    // a vendor's prefix, any case (an OpenRouter-style name): the same levels, never a budget of 0
+    ['google/gemini-3-pro-preview', {disabled: true}, level('LOW')],
+    ['Gemini-3-Flash-Preview', {disabled: true}, level('MINIMAL')],
+    ['vertex/Gemini-3.8-Flash', {effort: 'minimal'}, level('LOW')],
+    ['google/gemini-3-pro-preview', {effort: 'medium'}, level('HIGH')],
     // Gemini 2.5 (and a name that does not say Gemini 3): budgets as before, byte for byte
     ['gemini-2.5-flash', {disabled: true}, '{"thinkingConfig":{"thinkingBudget":0}}'],
     [
@@ -82,6 +87,9 @@ describe('Gemini 3 and later: a thinking level, never a budget', () => {
     ],
     ['gemini-2.5-pro', {budgetTokens: 31_999}, '{"thinkingConfig":{"thinkingBudget":31999}}'],
     ['gemini-flash-latest', {effort: 'low'}, '{"thinkingConfig":{"thinkingBudget":1024}}'],
+    // gemini-pro-latest names Gemini 3.1 Pro since March 2026 (Google's notice, gemini-cli #20588)
+    ['gemini-pro-latest', {disabled: true}, level('LOW')],
+    ['models/gemini-pro-latest', {effort: 'medium'}, level('MEDIUM')],
   ]
   it.each(rows)('%s, %j', (model, reasoning, bytes) => {
     expect(configBytes(model, reasoning)).toBe(bytes)
@@ -220,6 +228,62 @@ describe('a refused thinking level learned as the next one up', () => {
         high.sent,
       ),
     ).toBe('refused thinkingLevel HIGH: sent again without it, the model decides')
+  })
+
+  it("Vertex's words for a Gemini 2.5 model (it takes no level): the level left out at once, no climb", () => {
+    const body = {
+      contents: [{role: 'user', parts: [{text: 'hi'}]}],
+      generationConfig: {thinkingConfig: {thinkingLevel: 'LOW'}},
+    }
+    const vertex = google(
+      'Unable to submit request because thinking_level LOW is not supported by this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini',
+    )
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learnPassedGeminiThinking('vertex', 'gemini-2.5-flash', vertex, geminiThinkingSent(body), undefined),
+    ).toBe('refused thinkingLevel LOW: sent again without it, the model decides')
+    expect(a.get('vertex', 'gemini-2.5-flash')).toEqual({noThinkingLevel: true})
+    // translated too
+    const low = encodeUpstreamRequest(
+      decodeClientRequest('responses', {model: 'x', reasoning: {effort: 'low'}, input: 'hi'}, {}),
+      'gemini',
+      'gemini-3-flash-preview',
+    )
+    const b = new UpstreamAdaptations()
+    expect(b.learn('vertex', 'gemini-2.5-pro', vertex, low.sent)).toBe(
+      'refused thinkingLevel LOW: sent again without it, the model decides',
+    )
+    // Google asking for another level climbs whatever the name (an alias of a Gemini 3 model)
+    const c = new UpstreamAdaptations()
+    expect(
+      c.learn(
+        'google',
+        'gemini-flash-latest',
+        google('Thinking level LOW is not supported for this model. Please retry with other thinking level.'),
+        low.sent,
+      ),
+    ).toBe('refused thinkingLevel LOW: sent again with MEDIUM, the next level up')
+  })
+
+  it('a relay name that takes HIGH only (gemini-3-pro-high): LOW, then MEDIUM refused, HIGH from then on', () => {
+    const model = 'gemini-3-pro-high'
+    const a = new UpstreamAdaptations()
+    const refusal = (l: string) =>
+      google(`Unable to submit request because thinking_level ${l} is not supported by this model.`)
+    const first = encodeUpstreamRequest(off, 'gemini', model)
+    expect(thinkingOf(first)).toEqual({thinkingLevel: 'LOW'})
+    expect(a.learn('relay', model, refusal('LOW'), first.sent)).toBe(
+      'refused thinkingLevel LOW: sent again with MEDIUM, the next level up',
+    )
+    const second = encodeUpstreamRequest(off, 'gemini', model, {}, a.get('relay', model))
+    expect(thinkingOf(second)).toEqual({thinkingLevel: 'MEDIUM'})
+    expect(
+      a.learn('relay', model, refusal('MEDIUM'), {...second.sent, adaptedWith: a.get('relay', model)}),
+    ).toBe('refused thinkingLevel MEDIUM: sent again with HIGH, the next level up')
+    // (two adaptations, within the three a request may make; the next request goes with HIGH at once)
+    expect(thinkingOf(encodeUpstreamRequest(off, 'gemini', model, {}, a.get('relay', model)))).toEqual({
+      thinkingLevel: 'HIGH',
+    })
   })
 
   it('Gemini CLI passed through: its body as it came until a level is refused, then that level raised in its own case', () => {

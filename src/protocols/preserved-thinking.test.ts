@@ -120,22 +120,24 @@ describe('a server that refuses it', () => {
       JSON.stringify({
         error: {message: `Unrecognized request argument supplied: ${field}`, type: 'invalid_request_error'},
       })
-    for (const [host, model, field] of [
-      ['dashscope', 'qwen3.6-plus', 'preserve_thinking'],
-      ['zai', 'glm-5.1', 'thinking'],
-    ] as const) {
-      const first = encodeUpstreamRequest(claude, 'chat', model, {preservedThinking: host})
-      expect(a.learn('relay', model, refusal(field), first.sent)).toBe(
-        `refused ${field}: sent again without it`,
-      )
-      const again = encodeUpstreamRequest(
-        claude,
-        'chat',
-        model,
-        {preservedThinking: host},
-        a.get('relay', model),
-      )
-      expect(JSON.parse(again.body.toString())[field]).toBeUndefined()
-    }
+    const first = encodeUpstreamRequest(claude, 'chat', 'qwen3.6-plus', {preservedThinking: 'dashscope'})
+    expect(a.learn('relay', 'qwen3.6-plus', refusal('preserve_thinking'), first.sent)).toBe(
+      'refused preserve_thinking: sent again without it',
+    )
+    const again = encodeUpstreamRequest(
+      claude,
+      'chat',
+      'qwen3.6-plus',
+      {preservedThinking: 'dashscope'},
+      a.get('relay', 'qwen3.6-plus'),
+    )
+    expect(JSON.parse(again.body.toString()).preserve_thinking).toBeUndefined()
+    // Z.AI's goes in `thinking`, as its off switch: the preserved thinking alone learned away (the
+    // proxy then asks for none, ../daemon/router/preserved-thinking.test.ts), the switch kept
+    const glm = encodeUpstreamRequest(claude, 'chat', 'glm-5.1', {preservedThinking: 'zai'})
+    expect(a.learn('relay', 'glm-5.1', refusal('thinking'), glm.sent)).toBe(
+      'refused preserved thinking (thinking enabled to keep earlier reasoning): sent again without it',
+    )
+    expect(a.get('relay', 'glm-5.1')).toEqual({noPreservedThinking: true})
   })
 })

@@ -233,3 +233,23 @@ export function thinkingOffForForcedCall(
   for (const field of fields) body[field] = off[field]
   return true
 }
+
+/**
+ * A Gemini 3 or later name, any case, behind a vendor's prefix too (`google/gemini-3-pro-preview`);
+ * and `gemini-pro-latest`, which Google moved to Gemini 3.1 Pro on 6 March 2026 (its notice, quoted
+ * in google-gemini/gemini-cli #20588). `gemini-flash-latest` is not: no Google page found says which
+ * Flash it names now.
+ */
+const GEMINI_3_ON = /(?:^|\/)gemini-(?:[3-9]|\d{2,}|pro-latest\b)/i
+
+/**
+ * Whether the model thinks at a `thinkingLevel` by its name: Gemini 3 and later (`gemini-3-flash-preview`,
+ * `gemini-3.1-pro-preview`, `gemini-3.8-flash`), as Google's thinking guide says ("thinking levels
+ * (Gemini 3 and later models) or thinking budgets (Gemini 2.5 models)"). A budget it takes for
+ * backwards compatibility only, and its thinking does not follow it (router-for-me/CLIProxyAPI
+ * #353: the model thinks at its default, high); a level and a budget together Google refuses ("You
+ * can only set only one of thinking budget and thinking level.", sterlp/eclipse-peon-ai #115). Any
+ * other name (Gemini 2.5, the alias `gemini-flash-latest`) keeps its budget. Here, apart from the
+ * Gemini codec: the daemon's refusal rules read it too (a level refused in Vertex's words).
+ */
+export const takesThinkingLevel = (model: string): boolean => GEMINI_3_ON.test(model)

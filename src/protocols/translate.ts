@@ -300,6 +300,13 @@ export function encodeUpstreamRequest(
       sent.forcedTool = true
       if (chatThinkingIsOff(body)) sent.thinkingOff = 'disabled'
     }
+    // (a flag read: Z.AI's and Moonshot's preserved thinking goes in \`thinking\`, as their off switch)
+    if (
+      ctx.preservedThinking !== undefined &&
+      ctx.preservedThinking !== 'dashscope' &&
+      body.thinking !== undefined
+    )
+      sent.preservedThinking = true
   }
   return {body: upstreamBytes(body), path: codec.path(model, client.request.stream), sent}
 }
@@ -357,6 +364,12 @@ export interface SentRequest {
    * {@link beta}), set by the proxy on a refusal only, for adaptations.ts to judge it against.
    */
   betas?: string
+  /**
+   * Chat: the `thinking` sent was Z.AI's or Moonshot's ask to keep earlier turns' reasoning
+   * (chat.ts `preservedThinkingFields`), not the off switch; its refusal is learned as
+   * `noPreservedThinking`, the switch kept.
+   */
+  preservedThinking?: true
   /** Chat: Anthropic's cache marks went on content parts (`cache_control`, chat.ts `takesCacheMarks`). */
   cacheMarks?: boolean
   /** It offered the upstream's web search beside functions, not forced ({@link optionalSearch}). */
@@ -616,6 +629,13 @@ export interface UpstreamAdaptation {
    * know; the translated encoder, to Gemma 4): left out, so the model decides.
    */
   noThinkingLevel?: boolean
+  /**
+   * A chat host, or a relay in front of it, that refused Z.AI's or Moonshot's preserved thinking
+   * (`thinking: {type: "enabled", clear_thinking: false}`, `keep: "all"`): it is no longer asked,
+   * the earlier turns' reasoning dropped as before; the model's off switch in the same field still
+   * goes for a request that asked for no thinking.
+   */
+  noPreservedThinking?: boolean
   /**
    * Gemini `thinkingLevel`s the model refused by name ("Thinking level MINIMAL is not supported for
    * this model. Please retry with other thinking level."; Vertex: "thinking_level MEDIUM is not

@@ -37,7 +37,7 @@ import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {INPUT_ITEM_REQUIRES} from '../../protocols/responses-input.js'
-import {thinkingOffFields} from '../../protocols/thinking-off.js'
+import {takesThinkingLevel, thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {GeminiThinkingSent, SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
 import {refusesCacheTtl} from './cache-ttl.js'
@@ -1045,6 +1045,32 @@ function claudeLearned(
   return undefined
 }
 
+/**
+ * A refusal of Z.AI's or Moonshot's preserved thinking (`thinking: {type: "enabled",
+ * clear_thinking: false}`, `keep: "all"`, chat.ts `preservedThinkingFields`), which goes in the
+ * field their off switch goes in: a relay's "Unrecognized request argument supplied: thinking", or
+ * Z.AI's own `{"error": {"code": "1210", "message": "Invalid API parameter
+ * thinking.clear_thinking"}}` (its code for a parameter it does not take, sam-dumont/immich-video-
+ * memory-generator #919). Learned narrowly, `noPreservedThinking`: the earlier turns' reasoning
+ * dropped as before, and `thinking: {type: "disabled"}` still sent for a request that asked for no
+ * thinking (a `thinking` drop would have taken that too).
+ */
+function preservedThinkingRefusal(
+  errorText: string,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (known.noPreservedThinking) return undefined
+  if (
+    refusedField(errorText, ['thinking']) !== 'thinking' &&
+    !/\bthinking\.(?:clear_thinking|keep)\b|\bclear_thinking\b/.test(errorParts(errorText).message)
+  )
+    return undefined
+  return {
+    next: {...known, noPreservedThinking: true},
+    note: 'refused preserved thinking (thinking enabled to keep earlier reasoning): sent again without it',
+  }
+}
+
 /** The field an upstream's 400 names among those sent, if it is one a request may go without. */
 export function refusedField(errorText: string, sent: readonly string[]): string | undefined {
   const {param, message} = errorParts(errorText)
@@ -1478,6 +1504,7 @@ function thinkingConfigRefusal(
   errorText: string,
   sent: GeminiThinkingSent,
   known: UpstreamAdaptation,
+  model: string,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   if (
     sent.config &&
@@ -1488,7 +1515,7 @@ function thinkingConfigRefusal(
       next: {...known, noThinking: true},
       note: 'refused thinkingConfig: sent again without it (the model does not think)',
     }
-  const raised = levelRefusal(errorText, sent.level, known)
+  const raised = levelRefusal(errorText, sent.level, known, model)
   if (raised) return raised
   if (
     sent.level !== undefined &&
@@ -1520,13 +1547,18 @@ function levelRefusal(
   errorText: string,
   sent: string | undefined,
   known: UpstreamAdaptation,
+  model: string,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   if (sent === undefined) return undefined
   const level = sent.toUpperCase()
   const next = NEXT_LEVEL[level]
   if (!next || known.thinkingLevels?.[level] !== undefined) return undefined
-  const named = /thinking[ _]level (\w+) is not supported/i.exec(errorParts(errorText).message)
+  const {message} = errorParts(errorText)
+  const named = /thinking[ _]level (\w+) is not supported/i.exec(message)
   if (named?.[1].toUpperCase() !== level) return undefined
+  // (Vertex names the level in the same words for a Gemini 2.5 model, which takes none: a level
+  // climbed only for a model that takes levels by its name, or where Google asks for another)
+  if (!takesThinkingLevel(model) && !/retry with other thinking level/i.test(message)) return undefined
   return {
     next: {...known, thinkingLevels: {...known.thinkingLevels, [level]: next}},
     note: `refused thinkingLevel ${sent}: sent again with ${next}, the next level up`,
@@ -2589,6 +2621,11 @@ function decide(
     const rule = conversationRefusal(errorText, sent, known)
     if (rule) return rule
   }
+  // (a flag read: set only where Z.AI's or Moonshot's preserved thinking went)
+  if (sent.preservedThinking) {
+    const preserved = preservedThinkingRefusal(errorText, known)
+    if (preserved) return preserved
+  }
   if (sent.upstream === 'gemini') {
     const json = jsonRefusal(errorText, sent)
     if (json) return {next: {...known, ...json.learned}, note: json.note}
@@ -2604,6 +2641,7 @@ function decide(
         ...(sent.thinkingConfig && {config: true as const}),
       },
       known,
+      model,
     )
   }
   const json = jsonRefusal(errorText, sent)
@@ -2932,6 +2970,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (budget?.over !== undefined) rules.push(`a thinking budget from ${budget.over} up left out`)
   if (budget?.under !== undefined) rules.push(`a thinking budget up to ${budget.under} left out`)
   if (a.noThinkingLevel) rules.push('thinkingLevel left out (the model takes none)')
+  if (a.noPreservedThinking) rules.push("earlier turns' reasoning not asked to be kept (refused)")
   for (const [from, to] of Object.entries(a.thinkingLevels ?? {}))
     rules.push(`thinkingLevel ${from} sent as ${to}`)
   if (a.noThinking) rules.push('thinkingConfig left out (the model does not think)')
@@ -3417,7 +3456,7 @@ export class UpstreamAdaptations {
       provider,
       model,
       adaptedWith,
-      thinkingConfigRefusal(errorText, sent, adaptedWith ?? {}),
+      thinkingConfigRefusal(errorText, sent, adaptedWith ?? {}, model),
     )
   }
 

@@ -3,8 +3,10 @@
  * refuses as the simulator's Gemini does, `refusedThinkingBudget`): Claude Code with thinking off
  * translated to a Gemini 3 Flash gets `thinkingLevel: MINIMAL`, not a budget; refused
  * ("Thinking level MINIMAL is not supported for this model."), it goes again at once with `LOW`,
- * the row says so, and the next request goes with `LOW` the first time. Gemini CLI's own body
- * passed through is left as it came.
+ * the row says so, and the next request goes with `LOW` the first time; streamed too (Claude Code
+ * always streams). Gemini CLI's own body passed through is left as it came, until the model refuses
+ * its level: `gemini-3.8-flash` refusing `MINIMAL` has it sent again with `LOW`, and the next with
+ * `LOW` at once.
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
@@ -31,7 +33,7 @@ const {gateway, upstream, received, start, clear, close} = judgedMessagesGateway
       : undefined
   },
   {route: () => ({targets})},
-  {stream: '', json: ANSWER},
+  {stream: `data: ${ANSWER}\r\n\r\n`, json: ANSWER},
 )
 
 beforeAll(start)
@@ -44,7 +46,10 @@ const provider = (name: string): ProviderConfig => ({
   credential: {secret: 'upstream-key'},
 })
 
-/** Posts `body` to the gateway at `path`; the status, once its answer is read. */
+/** The last answer's bytes (what {@link post} read). */
+let answered = ''
+
+/** Posts `body` to the gateway at `path`; the status, once its answer is read ({@link answered}). */
 async function post(path: string, body: unknown, headers: Record<string, string>): Promise<number> {
   clear()
   const res = await fetch(`${gateway.url}${path}`, {
@@ -52,7 +57,7 @@ async function post(path: string, body: unknown, headers: Record<string, string>
     headers: {'content-type': 'application/json', ...headers},
     body: JSON.stringify(body),
   })
-  await res.text()
+  answered = await res.text()
   return res.status
 }
 
@@ -88,6 +93,30 @@ describe('Claude Code with thinking off, translated to Gemini 3 Flash', () => {
     expect((await gateway.settled(1))[0]).toMatchObject({status: 200, error: null})
   })
 
+  it('streamed (as Claude Code always asks): MINIMAL refused, LOW streamed back; the next with LOW at once', async () => {
+    upstreamModel = 'gemini-3-flash-preview'
+    targets = [{provider: provider('g3-flash-stream'), model: upstreamModel, translate: true}]
+    const streamed = () =>
+      post(
+        '/v1/messages',
+        {...CLAUDE_CODE, stream: true},
+        {'x-api-key': 'gw', 'anthropic-version': '2023-06-01'},
+      )
+    expect(await streamed()).toBe(200)
+    expect(thinkingSent()).toEqual([{thinkingLevel: 'MINIMAL'}, {thinkingLevel: 'LOW'}])
+    // the Gemini stream as Messages events, the answer's text in them
+    expect(answered).toContain('event: message_start')
+    expect(answered).toContain('"text_delta","text":"done"')
+    expect(answered).toContain('event: message_stop')
+    const [row] = await gateway.settled(1)
+    expect(row).toMatchObject({status: 200})
+    expect(row.error).toMatch(/refused thinkingLevel MINIMAL: sent again with LOW, the next level up/)
+
+    expect(await streamed()).toBe(200)
+    expect(thinkingSent()).toEqual([{thinkingLevel: 'LOW'}])
+    expect(answered).toContain('"text_delta","text":"done"')
+  })
+
   it('Gemini 3 Pro by its name: LOW from the first request (it cannot stop thinking)', async () => {
     upstreamModel = 'gemini-3.1-pro-preview'
     targets = [{provider: provider('g3-pro'), model: upstreamModel, translate: true}]
@@ -108,5 +137,28 @@ describe('Gemini CLI passed through to Gemini 3', () => {
       await post('/v1beta/models/gemini-3.1-pro-preview:generateContent', body, {'x-goog-api-key': 'gw'}),
     ).toBe(200)
     expect(received.map(String)).toEqual([JSON.stringify(body)])
+  })
+
+  it('MINIMAL refused by gemini-3.8-flash: sent again with LOW and answered; the next request with LOW at once', async () => {
+    upstreamModel = 'gemini-3.8-flash'
+    targets = [{provider: provider('g38-cli'), model: upstreamModel}]
+    const body = {
+      contents: [{role: 'user', parts: [{text: 'hi'}]}],
+      generationConfig: {thinkingConfig: {thinkingLevel: 'MINIMAL'}},
+    }
+    const ask = () => post('/v1beta/models/gemini-3.8-flash:generateContent', body, {'x-goog-api-key': 'gw'})
+    expect(await ask()).toBe(200)
+    expect(thinkingSent()).toEqual([{thinkingLevel: 'MINIMAL'}, {thinkingLevel: 'LOW'}])
+    expect(JSON.parse(answered)).toMatchObject({candidates: [{content: {parts: [{text: 'done'}]}}]})
+    const [row] = await gateway.settled(1)
+    expect(row).toMatchObject({status: 200})
+    expect(row.error).toMatch(/refused thinkingLevel MINIMAL: sent again with LOW, the next level up/)
+
+    expect(await ask()).toBe(200)
+    expect(thinkingSent()).toEqual([{thinkingLevel: 'LOW'}])
+    // the rest of its body as it came
+    expect(received.map(String)).toEqual([
+      JSON.stringify({...body, generationConfig: {thinkingConfig: {thinkingLevel: 'LOW'}}}),
+    ])
   })
 })

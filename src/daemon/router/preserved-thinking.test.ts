@@ -4,7 +4,9 @@
  * and BigModel (`thinking.clear_thinking: false`: GLM-4.7, GLM-5), Moonshot (`thinking.keep:
  * "all"`: Kimi K2.6). Claude Code's tool loop translated to them, thinking on and its reasoning
  * going back, asks so; thinking off, a first turn, another model or another host do not; a relay
- * that refuses the field (the simulator's `strict-fields` words) learns to go without it. The proxy
+ * that refuses the field (the simulator's `strict-fields` words), or Z.AI in its own (code 1210,
+ * "Invalid API parameter thinking.clear_thinking"), learns to go without it: for Z.AI and Moonshot
+ * the preserved thinking alone, their off switch in the same `thinking` still sent. The proxy
  * in this process; the vendors' origins are served by a scripted upstream on 127.0.0.1 (the
  * gateway's connection pool for each is pointed there: nothing leaves this machine).
  */
@@ -18,13 +20,21 @@ const DASHSCOPE = 'https://dashscope-intl.aliyuncs.com'
 const ZAI = 'https://api.z.ai'
 const MOONSHOT = 'https://api.moonshot.ai'
 const VENDORS = new Set([DASHSCOPE, ZAI, MOONSHOT])
-/** The model the scripted upstream refuses unknown fields for, as a strict relay does. */
+/** The models the scripted upstream refuses unknown fields for, as a strict relay does. */
 const STRICT = 'qwen3.7-max'
+const STRICT_GLM = 'glm-5.1-relay'
+/** The model the scripted upstream refuses `clear_thinking` for in Z.AI's own words (code 1210). */
+const NO_CLEAR = 'glm-5.2'
 
 let targets: ProxyTarget[] = []
 const {gateway, upstream, received, start, clear, close, post} = judgedMessagesGateway(
   (body) => {
-    const refused = body.model === STRICT ? strictFieldsProblem(body) : undefined
+    if (body.model === NO_CLEAR && String(JSON.stringify(body.thinking)).includes('clear_thinking'))
+      return {
+        status: 400,
+        body: {error: {code: '1210', message: 'Invalid API parameter thinking.clear_thinking'}},
+      }
+    const refused = body.model === STRICT || body.model === STRICT_GLM ? strictFieldsProblem(body) : undefined
     return refused
       ? {
           status: 400,
@@ -135,5 +145,31 @@ describe('a relay that refuses the field', () => {
     expect(row.error).toMatch(/refused preserve_thinking: sent again without it/)
     const later = await sent(target, toolLoop(ON))
     expect(later.map((b) => b.preserve_thinking)).toEqual([undefined])
+  })
+
+  /**
+   * Claude Code's tool loop, thinking on, to `model` on Z.AI, its preserved thinking refused: sent
+   * again without it, the row says so, the next request without it from the first try. The bodies
+   * a request with thinking off then sent.
+   */
+  async function learnedThenOff(name: string, model: string): Promise<unknown[]> {
+    const target = translated(name, model, `${ZAI}/api/paas/v4`)
+    const first = await sent(target, toolLoop(ON))
+    expect(first.map((b) => b.thinking)).toEqual([{type: 'enabled', clear_thinking: false}, undefined])
+    const [row] = await gateway.settled(1)
+    expect(row).toMatchObject({status: 200})
+    expect(row.error).toMatch(/refused preserved thinking .*: sent again without it/)
+    expect((await sent(target, toolLoop(ON))).map((b) => b.thinking)).toEqual([undefined])
+    return (await sent(target, toolLoop({type: 'disabled'}))).map((b) => b.thinking)
+  }
+
+  it("Z.AI's preserved thinking refused by a relay: learned narrowly, the next request without it", async () => {
+    // the off switch is its own refusal: tried first (this relay refuses it too, then learned)
+    expect(await learnedThenOff('pt-strict-glm', STRICT_GLM)).toEqual([{type: 'disabled'}, undefined])
+  })
+
+  it("Z.AI's own words (code 1210, thinking.clear_thinking): learned; thinking off still sends its switch", async () => {
+    // (a drop of `thinking` would have taken the off switch too: GLM would think anyway)
+    expect(await learnedThenOff('pt-zai-1210', NO_CLEAR)).toEqual([{type: 'disabled'}])
   })
 })

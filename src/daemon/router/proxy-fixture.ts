@@ -132,7 +132,8 @@ export function startJudgedUpstream(
       res.end(JSON.stringify(refused.body))
       return
     }
-    const stream = json.stream === true
+    // (Gemini asks in its URL: `:streamGenerateContent`, `alt=sse`)
+    const stream = json.stream === true || /:streamGenerateContent|[?&]alt=sse/.test(req.url ?? '')
     res.writeHead(200, {'content-type': stream ? 'text/event-stream' : 'application/json'})
     res.end(stream ? answers.stream : answers.json)
   })

@@ -992,7 +992,7 @@ export async function proxyRequest(
     // model's name looked at only then, the host only for such a name: plain-tools.ts)
     if (target.provider.family === 'chat' && client.request.reasoning && !client.request.reasoning.disabled) {
       const preserved = preservedThinkingOf(upstreamModelName, target.provider.baseUrl)
-      if (preserved) ctx.preservedThinking = preserved
+      if (preserved && !adapt?.noPreservedThinking) ctx.preservedThinking = preserved
     }
     // Azure OpenAI keeps the items the next turn names by id only with `store: true`: by its host
     // (looked at once per provider, only for a Responses upstream), or learned from its refusal
