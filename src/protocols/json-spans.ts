@@ -51,7 +51,7 @@ export function valueEnd(body: Buffer, at: number): number {
   return i === at ? -1 : i
 }
 
-/** A member of a JSON object in its bytes: its name as written, where it starts (its name's quote), where its value starts and where it ends. */
+/** A member of a JSON object in its bytes: its name as a parse reads it ({@link memberName}), where it starts (its name's quote), where its value starts and where it ends. */
 export interface MemberSpan {
   name: string
   start: number

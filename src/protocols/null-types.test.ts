@@ -262,3 +262,20 @@ describe('every JSON spelling of a null type is found and typed, and none in a s
     expect(holdsNullType(Buffer.from('{"tools":[{"parameters":{"type":\tnu'))).toBe(false)
   })
 })
+
+describe('the byte test is linear in white space', () => {
+  /** Codex's body with a run of `n` tabs between its input's `[` and its first item (a tab-indented writer's, or a hand's), its tools `tools`. */
+  const tabbed = (n: number, tools: unknown[]) =>
+    Buffer.from(JSON.stringify({...codexBody(), tools}).replace('"input":[', `"input":[${'\t'.repeat(n)}`))
+
+  // (the six searches of stop 60 walked back from each tab to its colon: 128 000 tabs took 38 s,
+  // well past this test's time limit, which is the guard: no time is asserted)
+  it('answers for a body with a run of 128 000 tabs', {timeout: 5_000}, () => {
+    const clean = tabbed(128_000, [codexBody().tools[0]])
+    expect(JSON.parse(String(clean)).input).toHaveLength(1)
+    expect(holdsNullType(clean)).toBe(false)
+    const held = tabbed(128_000, [codexBody().tools[0], AUTOMATION_UPDATE])
+    expect(holdsNullType(held)).toBe(true)
+    expect(JSON.stringify(JSON.parse(String(withTypedToolSchemas(held))))).not.toMatch(/"type":null/)
+  })
+})

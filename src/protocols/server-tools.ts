@@ -116,7 +116,7 @@ function resultText(result: Block, call: Block | undefined): string | undefined 
   return `Result of the ${name} server tool${input}:\n${said}`
 }
 
-/** The text a result's content holds ({@link READABLE}, a text's, a text document's), or undefined. */
+/** The text a result's content holds ({@link READABLE}, a text's, a text document's, a viewed file's, an edit's lines), or undefined. */
 function readable(value: unknown): string | undefined {
   if (typeof value === 'string') return value === '' ? undefined : value
   if (Array.isArray(value)) {
@@ -133,10 +133,13 @@ function readable(value: unknown): string | undefined {
   // (a fetched page: a document whose source is text)
   const source = value.source
   if (isObj(source) && source.type === 'text' && typeof source.data === 'string') lines.push(source.data)
-  if (typeof value.content === 'object') {
-    const inner = readable(value.content)
-    if (inner !== undefined) lines.push(inner)
-  }
+  // (a result's blocks, or text: a text editor's view of a file, `content` its text)
+  const inner = readable(value.content)
+  if (inner !== undefined) lines.push(inner)
+  // (a text editor's edit: `lines`, its diff's lines)
+  const edit = value.lines
+  if (Array.isArray(edit) && edit.length > 0 && edit.every((l) => typeof l === 'string'))
+    lines.push(edit.join('\n'))
   return lines.length > 0 ? lines.join('\n') : undefined
 }
 

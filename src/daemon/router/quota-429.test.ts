@@ -203,6 +203,25 @@ describe('a quota no wait cures, passed through', () => {
     expect(error?.headers?.get('x-should-retry')).toBe('false')
     expect(upstreamCalls('/chat/completions')).toHaveLength(1)
   })
+
+  it("Groq's and OpenAI's per-day limit in words (TPD) to an OpenAI SDK client: x-should-retry: false, one request", async () => {
+    route = (family) => ({targets: [target(family)]})
+    sim.faults.add(
+      parseFault(
+        'status=429,times=0,path=/chat/completions,message=Rate limit reached for model sim-pro on tokens per day (TPD): Limit 100000 Used 99763. Please try again in 13m55.2s.',
+      ),
+    )
+    const error = await openai()
+      .chat.completions.create({model: 'sim-pro', messages: [{role: 'user', content: 'hi'}]})
+      .then(
+        () => undefined,
+        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+      )
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError)
+    expect(error?.message).toContain('tokens per day (TPD)')
+    expect(error?.headers?.get('x-should-retry')).toBe('false')
+    expect(upstreamCalls('/chat/completions')).toHaveLength(1)
+  })
 })
 
 describe('a wait given only as retry-after-ms', () => {

@@ -6,6 +6,7 @@ import {parseRetryAfter} from '../../core/retry-after.js'
 import {
   bodyWait,
   isCodexClient,
+  noWaitHelps,
   retryAfterFromBody,
   retryAfterFromWords,
   saidRetryAfter,
@@ -124,24 +125,47 @@ describe('waitedNote', () => {
   })
 })
 
+/** Groq's per-day 429 as it words it (its OpenAI-compatible body's message). */
+const GROQ_TPD =
+  'Rate limit reached for model `llama-3.3-70b-versatile` in organization `org_x` service tier `on_demand` on tokens per day (TPD): Limit 100000, Used 99763, Requested 1204. Please try again in 13m55.2s. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing'
+
 describe('retryAfterFromWords', () => {
   it("reads OpenAI's and Google's stated waits as whole seconds, rounded up", () => {
     expect(retryAfterFromWords('Rate limit reached for requests. Please try again in 1s.')).toBe('1')
     expect(retryAfterFromWords('Limit 30000, Used 29950. Please try again in 1.054s. Visit …')).toBe('2')
     expect(retryAfterFromWords('Please try again in 20ms.')).toBe('1')
-    expect(retryAfterFromWords('Please try again in 7m12s.')).toBe('432')
     expect(retryAfterFromWords('Quota exceeded for metric … Please retry in 37.5s.')).toBe('38')
     expect(retryAfterFromWords('Rate limit exceeded')).toBeUndefined()
   })
-  it('reads hours, a minute alone and spelled units; a wait past a day is a day (digits, as HTTP wants them)', () => {
-    // OpenAI's and Groq's per-day limits (review70: was the 2 s default for a 74-minute wait)
-    expect(
-      retryAfterFromWords('Rate limit reached for tokens per day (TPD). Please try again in 1h14m26.4s.'),
-    ).toBe('4467')
+  it('reads a minute alone and spelled units; a wait past a minute is none (Codex waits any, 5 times)', () => {
     expect(retryAfterFromWords('Please try again in 1m.')).toBe('60')
     expect(retryAfterFromWords('Please try again in 6 seconds.')).toBe('6')
-    expect(retryAfterFromWords('Please retry in 2 minutes 30 seconds')).toBe('150')
-    expect(retryAfterFromWords('Please try again in 1000000000000000000000000s.')).toBe('86400')
+    expect(retryAfterFromWords('Please retry in 0 minutes 30 seconds')).toBe('30')
+    // (small60 sent these: 836 s held Codex 70 minutes)
+    expect(retryAfterFromWords('Please try again in 1m0.5s.')).toBeUndefined()
+    expect(retryAfterFromWords('Please try again in 7m12s.')).toBeUndefined()
+    expect(retryAfterFromWords(GROQ_TPD)).toBeUndefined()
+    expect(retryAfterFromWords('Please try again in 1000000000000000000000000s.')).toBeUndefined()
     expect(retryAfterFromWords('Please try again in moments')).toBeUndefined()
+  })
+})
+
+describe('a daily limit in words (OpenAI, Groq: "per day (TPD)", "(RPD)")', () => {
+  it('is one no wait helps, in a body or in words alone; a per-minute one is not', () => {
+    const body = JSON.stringify({error: {message: GROQ_TPD, type: 'tokens', code: 'rate_limit_exceeded'}})
+    expect(noWaitHelps(429, body)).toBe(true)
+    expect(noWaitHelps(429, GROQ_TPD)).toBe(true)
+    expect(
+      noWaitHelps(429, 'Rate limit reached for gpt-4o on requests per day (RPD): Limit 200, Used 200.'),
+    ).toBe(true)
+    expect(noWaitHelps(429, 'Limit reached (RPD). Please try again in 2s.')).toBe(true)
+    expect(noWaitHelps(429, GROQ_TPD.replace('tokens per day (TPD)', 'tokens per minute (TPM)'))).toBe(false)
+    expect(noWaitHelps(500, body)).toBe(false)
+  })
+
+  it('a 429 said inside a 200 whose words state a wait past a minute gets no retry-after, not the 2 s', () => {
+    expect(saidRetryAfter('', 'Please try again in 7m12s.')).toBeUndefined()
+    expect(saidRetryAfter('', 'Please try again in 59.2s.')).toBe('60')
+    expect(saidRetryAfter('', 'Too many requests')).toBe('2')
   })
 })

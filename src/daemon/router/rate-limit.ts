@@ -53,17 +53,27 @@ export interface BodyWait {
   retryMs?: number
   /**
    * No short wait will do: a daily quota (Google's `QuotaFailure` naming a `PerDay` quota, whatever
-   * its `retryDelay`), or OpenAI's `insufficient_quota` (billing, not a rate).
+   * its `retryDelay`; OpenAI's and Groq's words "per day (TPD)", whatever wait they state), or
+   * OpenAI's `insufficient_quota` (billing, not a rate).
    */
   long?: true
 }
 
 /**
+ * A daily limit's words: OpenAI's and Groq's "Rate limit reached for model … on tokens per day
+ * (TPD): Limit 100000, Used 99763, … Please try again in 13m55.2s." (`requests per day (RPD)`
+ * alike), whose wait is the day's window rolling on: another try within seconds meets the same.
+ */
+const DAILY_WORDS = /\bper day\b|\((?:TPD|RPD)\)/i
+
+/**
  * Reads a 429's body for its wait: Google's `error.details[]` (the API's `{"error": …}`, or the
- * list its OpenAI-compatible endpoint answers, `[{"error": …}]`), OpenAI's `insufficient_quota`.
- * Undefined when it says nothing of either (or is not JSON).
+ * list its OpenAI-compatible endpoint answers, `[{"error": …}]`), OpenAI's `insufficient_quota`,
+ * a daily limit's words ({@link DAILY_WORDS}, in JSON or not). Undefined when it says nothing of
+ * these (or is not JSON).
  */
 export function bodyWait(text: string): BodyWait | undefined {
+  if (DAILY_WORDS.test(text)) return {long: true}
   // (a byte search first: most 429s hold neither)
   const google = text.includes('google.rpc.')
   const quota = text.includes('insufficient_quota')
@@ -134,7 +144,8 @@ export function retryAfterFromBody(text: string): string | undefined {
 }
 
 /**
- * Whether a 429 is one no wait cures (a daily quota, OpenAI's `insufficient_quota`: {@link bodyWait}).
+ * Whether a 429 is one no wait cures (a daily quota, a daily limit's words, OpenAI's
+ * `insufficient_quota`: {@link bodyWait}); `text` its body, or its words alone.
  * The client is told so, since Claude Code and the OpenAI SDKs retry any 429 otherwise (Claude
  * Code 10 times over minutes, measured with 2.1.332 on a Gemini per-day 429): `x-should-retry:
  * false`, which both SDKs obey before any status (anthropic-sdk-typescript and openai-node
@@ -155,8 +166,16 @@ export function spentQuota(text: string): string {
 /** One part of a stated wait: `1h`, `14m`, `26.4s`, `20ms`, `6 seconds`, `1 minute`. */
 const WAIT_PART = /(\d+(?:\.\d+)?) ?(milliseconds?|ms|hours?|h|minutes?|m|seconds?|s)(?![a-z])/gi
 const STATED_WAIT = new RegExp(`(?:try again|retry) in ((?:${WAIT_PART.source} ?)+)`, 'i')
-/** The longest wait given as `retry-after` from a 429's words: a day (a larger number would print as `1e+23`). */
+/** The longest wait read from a 429's words: a day (a larger number would print as `1e+23`). */
 const MOST_STATED_WAIT_S = 86_400
+/**
+ * The longest wait a 429's words give as `retry-after`: a minute. The Anthropic and OpenAI SDKs
+ * (Claude Code's, the Agents SDK's) honour a `retry-after` only below 60 s, their own backoff
+ * otherwise; Codex waits whatever it says, 5 times (docs/RELIABILITY.md), so Groq's per-day
+ * "Please try again in 13m55.2s." as `retry-after: 836` held it 70 minutes. A longer wait gets no
+ * header, as before words were read: Codex ends the turn and says the 429.
+ */
+const MOST_SAID_WAIT_MS = 60_000
 
 /**
  * The wait a 429's words state, in milliseconds (at most a day): OpenAI's and Groq's rate-limit
@@ -178,11 +197,11 @@ function statedWaitMs(text: string): number | undefined {
 
 /**
  * The wait a 429's words state ({@link statedWaitMs}), as `retry-after` in whole seconds (rounded
- * up, at least 1, at most a day). Undefined when they state none.
+ * up, at least 1). Undefined when they state none, or one past a minute ({@link MOST_SAID_WAIT_MS}).
  */
 export function retryAfterFromWords(text: string): string | undefined {
   const ms = statedWaitMs(text)
-  return ms === undefined ? undefined : String(Math.max(1, Math.ceil(ms / 1000)))
+  return ms === undefined || ms > MOST_SAID_WAIT_MS ? undefined : String(Math.max(1, Math.ceil(ms / 1000)))
 }
 
 /**
@@ -216,10 +235,13 @@ export function statedRetryAfter(text: string, words: string): string | undefine
 /**
  * The `retry-after` of a 429 said inside a 200 (a stream's first event, a JSON answer of an error
  * alone) that no wait is known not to help: the wait it states ({@link statedRetryAfter}), else
- * the first of Codex's waits ({@link RETRY_429}): Codex retries no 429 without it.
+ * the first of Codex's waits ({@link RETRY_429}): Codex retries no 429 without it. None when its
+ * words state a wait past a minute ({@link MOST_SAID_WAIT_MS}), as for a 429's status.
  */
-export function saidRetryAfter(text: string, words: string): string {
-  return statedRetryAfter(text, words) ?? String(RETRY_429.fixedMs[0]! / 1000)
+export function saidRetryAfter(text: string, words: string): string | undefined {
+  const stated = statedRetryAfter(text, words)
+  if (stated !== undefined || statedWaitMs(words) !== undefined) return stated
+  return String(RETRY_429.fixedMs[0]! / 1000)
 }
 
 /**

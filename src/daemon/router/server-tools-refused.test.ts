@@ -299,6 +299,43 @@ describe('a server tool refused by its tag', () => {
                 content: [],
               },
             },
+            // (code execution's text editor: a file viewed, a string replaced)
+            {
+              type: 'server_tool_use',
+              id: 'srvtoolu_5',
+              name: 'text_editor_code_execution',
+              input: {command: 'view', path: '/tmp/a.js'},
+            },
+            {
+              type: 'text_editor_code_execution_tool_result',
+              tool_use_id: 'srvtoolu_5',
+              content: {
+                type: 'text_editor_code_execution_view_result',
+                file_type: 'text',
+                content: 'const a = 1\nconsole.log(a)',
+                num_lines: 2,
+                start_line: 1,
+                total_lines: 2,
+              },
+            },
+            {
+              type: 'server_tool_use',
+              id: 'srvtoolu_6',
+              name: 'text_editor_code_execution',
+              input: {command: 'str_replace', path: '/tmp/a.js', old_str: '= 1', new_str: '= 2'},
+            },
+            {
+              type: 'text_editor_code_execution_tool_result',
+              tool_use_id: 'srvtoolu_6',
+              content: {
+                type: 'text_editor_code_execution_str_replace_result',
+                old_start: 1,
+                old_lines: 1,
+                new_start: 1,
+                new_lines: 1,
+                lines: ['-const a = 1', '+const a = 2'],
+              },
+            },
             {type: 'text', text: 'April 2023.'},
           ],
         },
@@ -344,6 +381,14 @@ describe('a server tool refused by its tag', () => {
         {
           type: 'text',
           text: 'Result of the bash_code_execution server tool {"command":"node -v"}:\nstdout: v20.20.2\nreturn_code: 0',
+        },
+        {
+          type: 'text',
+          text: 'Result of the text_editor_code_execution server tool {"command":"view","path":"/tmp/a.js"}:\nfile_type: text\nconst a = 1\nconsole.log(a)',
+        },
+        {
+          type: 'text',
+          text: 'Result of the text_editor_code_execution server tool {"command":"str_replace","path":"/tmp/a.js","old_str":"= 1","new_str":"= 2"}:\n-const a = 1\n+const a = 2',
         },
         {type: 'text', text: 'April 2023.'},
       ],

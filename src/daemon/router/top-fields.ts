@@ -24,11 +24,13 @@ import {
 } from '../../protocols/json-spans.js'
 
 /**
- * `body` (a JSON object) without its top-level members named in `fields` (their names as written:
- * a name with an escape in it is not one of them; a name with a dot, a part of a member, is left
- * alone), the bytes around them as they came; undefined when it holds none of them or is not a
- * JSON object. A byte search for each name first: a body that holds none is not scanned
- * (../../protocols/json-spans.ts scans it in about its count of strings: a 256 KB Codex body).
+ * `body` (a JSON object) without its top-level members named in `fields` (their names as a parse
+ * reads them, escapes decoded: ../../protocols/json-spans.ts `memberName`; a name with a dot, a
+ * part of a member, is left alone), the bytes around them as they came; undefined when it holds
+ * none of them or is not a JSON object. A byte search for each name, written plain, first: a body
+ * that holds none is not scanned (json-spans scans it in about its count of strings: a 256 KB
+ * Codex body), so a member whose name is written only with an escape, which no client is known to
+ * write, stays unless the plain name stands elsewhere in the body.
  */
 export function withoutTopFields(body: Buffer, fields: readonly string[]): Buffer | undefined {
   const names = fields.filter((f) => !f.includes('.') && body.indexOf(`"${f}"`) !== -1)

@@ -648,6 +648,63 @@ describe('a 429 answered as its status whose words alone state the wait (no retr
   })
 })
 
+describe("Groq's per-day 429, whose words state a long wait, on every translated entrance", () => {
+  // small60 sent the words' 13m55.2s as `retry-after: 836`, which Codex retries 5 times, each
+  // waited: 70 minutes; the SDKs honour a retry-after only below 60 s
+  const TPD =
+    'Rate limit reached for model `llama-3.3-70b-versatile` in organization `org_x` service tier `on_demand` on tokens per day (TPD): Limit 100000, Used 99763, Requested 1204. Please try again in 13m55.2s. Need more tokens?'
+  const json = (message: string) =>
+    JSON.stringify({error: {message, type: 'tokens', code: 'rate_limit_exceeded'}})
+  const CODEX = {originator: 'codex_exec', 'user-agent': 'codex_exec/0.171.0'}
+  /** The answers a chat upstream says a 429's `message` in: as its status, inside a 200's JSON, as a stream's first chunk. */
+  const ways = (message: string) =>
+    [
+      [{body: json(message), then: 'end', json: true, status: 429}, false],
+      // (a relay of the one-api kind: the status as the code)
+      [
+        {
+          body: JSON.stringify({error: {message, type: 'rate_limit_exceeded', code: 429}}),
+          then: 'end',
+          json: true,
+        },
+        false,
+      ],
+      [{body: data(JSON.parse(json(message))) + 'data: [DONE]\n\n', then: 'end'}, true],
+    ] as const
+
+  it.each(['responses', 'messages', 'gemini'] as const)(
+    'chat upstream, %s client: a 429 that no retry helps, no retry-after',
+    async (client) => {
+      for (const [s, stream] of ways(TPD)) {
+        const {res, text, result, breaker} = await run(client, 'chat', {...s}, stream, CODEX)
+        expect(res.status).toBe(429)
+        expect(res.headers.get('retry-after')).toBeNull()
+        expect(res.headers.get('x-should-retry')).toBe('false')
+        expect(text).toContain('tokens per day (TPD)')
+        expect(result.error).toContain('(no retry helps: a daily quota)')
+        expect(breaker).toBe('closed')
+      }
+    },
+  )
+
+  it.each(['responses', 'messages', 'gemini'] as const)(
+    'chat upstream, %s client: a per-minute wait past a minute gets no retry-after; one within, its own',
+    async (client) => {
+      const tpm = TPD.replace('tokens per day (TPD)', 'tokens per minute (TPM)')
+      for (const [s, stream] of ways(tpm)) {
+        const {res} = await run(client, 'chat', {...s}, stream, CODEX)
+        expect(res.status).toBe(429)
+        expect(res.headers.get('retry-after')).toBeNull()
+        expect(res.headers.get('x-should-retry')).toBeNull()
+      }
+      for (const [s, stream] of ways(tpm.replace('13m55.2s', '41.3s'))) {
+        const {res} = await run(client, 'chat', {...s}, stream, CODEX)
+        expect(res.headers.get('retry-after')).toBe('42')
+      }
+    },
+  )
+})
+
 describe('a JSON answer that is an error alone stating a prompt past the window (LM Studio, llama.cpp relays)', () => {
   const said =
     'Input does not fit in context length. The input has 9000 tokens, but the context length only supports 4096 tokens.'

@@ -1003,7 +1003,10 @@ function earlyError(
   // as relays forward it): no wait cures it (./rate-limit.ts `noWaitHelps`), and the row says so,
   // as of the same 429 answered with its status
   const google = early.status === 429 ? (early.body ?? '') : ''
-  const quotaSpent = early.status === 429 && (early.code === 'insufficient_quota' || noWaitHelps(429, google))
+  // (a chat chunk's daily limit said in its words alone: "tokens per day (TPD)")
+  const quotaSpent =
+    early.status === 429 &&
+    (early.code === 'insufficient_quota' || noWaitHelps(429, google) || noWaitHelps(429, early.message))
   const spent = quotaSpent
     ? ` (${spentQuota(early.code === 'insufficient_quota' ? early.code : google)})`
     : ''
