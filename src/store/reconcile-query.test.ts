@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 
 import Database from 'better-sqlite3'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {tempHome} from '../../test/helpers/cli.js'
 import {writeFixtureHistory} from '../../test/helpers/history.js'
@@ -185,6 +185,33 @@ describe('reconcile and --source all', () => {
     } finally {
       fresh.close()
     }
+  })
+
+  it('the column and the rows it marks are added in one transaction: an open killed between them marks the rows at the next', async () => {
+    const note =
+      "up-gemini: answered nothing, twice (sent again once); billed 900 input tokens for what the client never got (its request's answer is in the row of up-gemini/gemini-2.5-pro)"
+    appendTryAndAnswer(logs, {error: note})
+    logs.close()
+    const path = join(home.home, 'logs.db')
+    const old = new Database(path)
+    old.exec('ALTER TABLE logs DROP COLUMN billed_try')
+    old.close()
+    // the marking UPDATE fails once (as a kill after the ALTER would end it)
+    const exec = Database.prototype.exec
+    const spy = vi.spyOn(Database.prototype, 'exec').mockImplementation(function (
+      this: Database.Database,
+      sql,
+    ) {
+      if (sql.startsWith('UPDATE logs SET billed_try')) {
+        spy.mockRestore()
+        throw new Error('killed')
+      }
+      return exec.call(this, sql)
+    })
+    await expect(LogStore.open(path)).rejects.toThrow('killed')
+    spy.mockRestore()
+    logs = await LogStore.open(path)
+    expect(logs.queryLogs().find((r) => r.error === note)).toMatchObject({billedTry: true})
   })
 
   it('--source all counts a request the gateway logged once', () => {
