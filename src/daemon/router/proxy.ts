@@ -12,8 +12,8 @@
  *   again to the same target after the short wait the upstream states (./rate-limit.ts).
  * - The gateway key never leaves: every credential header and `?key=` are dropped and the
  *   provider's credential is set in its protocol's form. Only protocol headers are forwarded.
- * - A client disconnect aborts a stream's upstream request at once; a request not streamed goes on
- *   (within the idle timeout) for the usage its upstream bills (ClientGone).
+ * - A client disconnect aborts a stream's upstream request at once; a request not streamed to a
+ *   vendor's API goes on (within the idle timeout) for the usage its upstream bills (ClientGone).
  *
  * The pieces live next to this file: target selection (targets.ts), body reading
  * (request-body.ts), header rewriting (headers.ts), the streaming relay (relay.ts), error shaping
