@@ -150,6 +150,20 @@ afterAll(async () => {
   home.cleanup()
 })
 
+/** Sends a chat (or Messages, translated to chat) request to the upstream as `as`. */
+function send(entrance: Family, stream: boolean, as: As, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${url}/v1/${entrance === 'messages' ? 'messages' : 'chat/completions'}`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', 'x-as': as},
+    body: JSON.stringify(
+      entrance === 'messages'
+        ? {model: 'claude-x', max_tokens: 64, stream, messages: [{role: 'user', content: 'hi'}]}
+        : {model: 'm', stream, messages: [{role: 'user', content: 'hi'}]},
+    ),
+    signal,
+  })
+}
+
 /**
  * Sends a chat (or Messages, translated to chat) request and leaves once the upstream got it
  * (`before`: before its headers) or sent its headers (`after`); the log row it left.
@@ -160,16 +174,7 @@ async function leave(entrance: Family, when: 'before' | 'after', stream = false,
     when === 'before' ? (received = resolve) : (headersSent = resolve),
   )
   const controller = new AbortController()
-  const answer = fetch(`${url}/v1/${entrance === 'messages' ? 'messages' : 'chat/completions'}`, {
-    method: 'POST',
-    headers: {'content-type': 'application/json', 'x-as': as},
-    body: JSON.stringify(
-      entrance === 'messages'
-        ? {model: 'claude-x', max_tokens: 64, stream, messages: [{role: 'user', content: 'hi'}]}
-        : {model: 'm', stream, messages: [{role: 'user', content: 'hi'}]},
-    ),
-    signal: controller.signal,
-  }).catch(() => undefined)
+  const answer = send(entrance, stream, as, controller.signal).catch(() => undefined)
   await arrived
   await new Promise((resolve) => setTimeout(resolve, 50))
   controller.abort()
@@ -295,12 +300,7 @@ describe('a server on this machine or network (vLLM, Ollama, LM Studio: it bills
 
 describe("a held request's half-open breaker trial", () => {
   it('is released when its client leaves: the retry reaches the upstream (no 503), the held answer still logged', async () => {
-    const ask = (stream = false) =>
-      fetch(`${url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: {'content-type': 'application/json', 'x-as': 'trial'},
-        body: JSON.stringify({model: 'm', stream, messages: [{role: 'user', content: 'hi'}]}),
-      })
+    const ask = () => send('chat', false, 'trial')
     // one failure opens the breaker; 200 ms later it lets one trial through
     mode = 'fail'
     expect((await ask()).status).toBe(500)
@@ -311,12 +311,7 @@ describe("a held request's half-open breaker trial", () => {
     // the trial, held: its client leaves before the upstream's headers (300 ms later)
     const arrived = new Promise<void>((resolve) => (received = resolve))
     const controller = new AbortController()
-    const left = fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', 'x-as': 'trial'},
-      body: JSON.stringify({model: 'm', messages: [{role: 'user', content: 'hi'}]}),
-      signal: controller.signal,
-    }).catch(() => undefined)
+    const left = send('chat', false, 'trial', controller.signal).catch(() => undefined)
     await arrived
     controller.abort()
     await left
