@@ -256,3 +256,71 @@ describe('long-context prices, per request', () => {
     }
   })
 })
+
+/**
+ * The reviewer's probe (mu60): a billed try's row (a try whose upstream billed an answer the client
+ * never got: LogEntry `billedTry`) is one request as any row. Counted as none, the pricer averaged
+ * a 50 000-token request and a 180 000-token try as one request of 230 000 tokens, over 200k:
+ *   $1.425 from logs.db (230 000 x 6 + 2 000 x 22.50) against the running gateway's
+ *   $0.72 (50 000 x 3 + 2 000 x 15 = 0.18, and 180 000 x 3 = 0.54), all base,
+ * so a budget read back after a restart or by `gwctl budgets list` could read spent when not.
+ */
+describe("a billed try's row, priced from logs.db as live", () => {
+  let home: {home: string; cleanup: () => void}
+  let path: string
+  const LIVE = 0.72
+  const answer = {...request(2, 50_000, 0, 2_000), requestId: 'req_a'}
+  const tried: LogEntry = {
+    ...request(2, 180_000, 0, 0),
+    requestId: null,
+    billedTry: true,
+    error:
+      "billed 180000 input tokens for what the client never got (its request's answer is in the row of x/y)",
+  }
+  beforeEach(async () => {
+    home = tempHome()
+    path = join(home.home, 'logs.db')
+    const store = await LogStore.open(path, {batchSize: 1e9, flushMs: 1e9})
+    store.append(tried)
+    store.append(answer)
+    store.flush()
+    store.close()
+  })
+  afterEach(() => home.cleanup())
+
+  it('usage, budgets, the statusline and /metrics count two requests and $0.72', async () => {
+    const pricer = await createPricer(new Map())
+    const live = new BudgetCounter(pricer)
+    const metrics = new GatewayMetrics({}, async () => pricer)
+    for (const r of [tried, answer]) {
+      live.add(r.provider, r.model, {...r, cacheCreationTokens: 0, requests: 1})
+      metrics.record(r)
+    }
+    expect(live.spentUSD).toBeCloseTo(LIVE, 12)
+    const line = (await metrics.text())
+      .split('\n')
+      .find((l) => l.startsWith('gwctl_cost_usd_total{') && l.includes(`model="${MODEL}"`))
+    expect(Number(line?.split(' ').at(-1))).toBeCloseTo(LIVE, 12)
+
+    const db = openSqlite(path, {readonly: true})
+    try {
+      for (const rollUp of [true, false]) {
+        const f = {source: 'gateway' as const, pivot: 'model' as const}
+        const {totals} = reportRows(usageGroups(db, f, [], {rollUp}), pricer, f.pivot)
+        expect(totals, `rollUp ${rollUp}`).toMatchObject({requests: 2})
+        expect(totals.costUSD, `rollUp ${rollUp}`).toBeCloseTo(LIVE, 12)
+      }
+      const counter = new BudgetCounter(pricer)
+      for (const g of budgetSpendGroups(db, 'agent', 'agt_1', Date.parse('2026-11-20T00:00:00Z')))
+        counter.add(g.provider, g.model, g)
+      expect(counter.spentUSD).toBeCloseTo(LIVE, 12)
+      const [block] = usageWindows(usageEntries(db, {source: 'all'}), NOW)
+      expect(block.requests).toBe(2)
+      expect(priceModels(block.models, pricer).costUSD).toBeCloseTo(LIVE, 12)
+    } finally {
+      db.close()
+    }
+    const todayStartMs = Date.parse('2026-11-20T00:00:00Z')
+    expect((await figuresFromDatabase({now: NOW, todayStartMs, path})).today.usd).toBeCloseTo(LIVE, 12)
+  })
+})

@@ -7,7 +7,6 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import type {LogEntry} from './log-store.js'
 import {
-  billedTryExpr,
   brokenExpr,
   COUNT_FIELDS,
   errorCase,
@@ -118,9 +117,7 @@ export function selectUsage(db: Db, filters: Omit<LogFilters, 'limit'> & {pivot?
     params.sinceMs = sinceMs
     params.hourStartMs = firstFullHour * HOUR_MS
     const keyExpr = column ? `COALESCE(${column}, '')` : "'all'"
-    // (a billed try's own row: its tokens, no request: LogEntry `billedTry`)
-    const billed = billedTryExpr(db)
-    rawPart = `UNION ALL SELECT ${keyExpr} AS k, 1 - ${billed}, ${errorCase(broken, billed)}, fallback * (1 - ${billed}),
+    rawPart = `UNION ALL SELECT ${keyExpr} AS k, 1, ${errorCase(broken)}, fallback,
       input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens
       FROM logs WHERE ${['ts >= @sinceMs', 'ts < @hourStartMs', ...rawWhere].join(' AND ')}`
   }

@@ -76,9 +76,10 @@ export interface LogEntry {
   broken?: boolean
   /**
    * The row is a billed try's of its own (daemon/router/log-entry.ts `billedTryEntries`): tokens an
-   * upstream billed for an answer the client never got, whose request has its own row. Its tokens
-   * and cost count; it counts as no request, no error and no fallback (`gwctl usage`, the hourly
-   * roll-up), and `usage reconcile` matches it to no history row.
+   * upstream billed for an answer the client never got, whose request has its own row. It counts
+   * as any row (a request, its tokens and cost, an error when its status is one: every surface
+   * agrees, and the long-context pricing averages tokens over rows); `usage reconcile` matches it
+   * to no history row, and `gwctl logs --json` shows `billedTry`.
    */
   billedTry?: boolean
 }
@@ -202,8 +203,17 @@ CREATE TABLE IF NOT EXISTS usage_hourly (
 ) WITHOUT ROWID;
 `
 
-/** Columns added after the first release: a database made before gets them on its first open to write. */
+/**
+ * Columns added after the first release: a database made before gets them on its first open to
+ * write. In one transaction: a column added with the rows it marks (`billed_try`), or neither (a
+ * kill between an ALTER and its UPDATE, each its own commit, left the column with no row marked,
+ * for good: the next open found the column).
+ */
 function addColumns(db: BetterSqlite3.Database): void {
+  db.transaction(addColumnsNow)(db)
+}
+
+function addColumnsNow(db: BetterSqlite3.Database): void {
   const columns = new Set(
     (db.prepare('PRAGMA table_info(logs)').all() as Array<{name: string}>).map((c) => c.name),
   )
@@ -936,11 +946,8 @@ function rollUp(values: ArrayLike<unknown>): Iterable<HourSum> {
         hours.set(key, sum)
       }
     }
-    // (a billed try's row: its tokens, not a request: LogEntry `billedTry`)
-    if (values[o + F.billedTry] !== 1) {
-      sum.requests++
-      sum.isError += status >= 400 || broken ? 1 : 0
-    }
+    sum.requests++
+    sum.isError += status >= 400 || broken ? 1 : 0
     sum.inputTokens += values[o + F.inputTokens] as number
     sum.outputTokens += values[o + F.outputTokens] as number
     sum.cacheReadTokens += values[o + F.cacheReadTokens] as number

@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 
 import Database from 'better-sqlite3'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {tempHome} from '../../test/helpers/cli.js'
 import {writeFixtureHistory} from '../../test/helpers/history.js'
@@ -59,6 +59,10 @@ function appendTryAndAnswer(logs: LogStore, try_: Pick<LogEntry, 'error' | 'bill
   )
   logs.flush()
 }
+
+/** A billed try's note, as a gateway of before the `billed_try` flag wrote it. */
+const OLD_NOTE =
+  "up-gemini: answered nothing, twice (sent again once); billed 900 input tokens for what the client never got (its request's answer is in the row of up-gemini/gemini-2.5-pro)"
 
 describe('reconcile and --source all', () => {
   let home: {home: string; cleanup: () => void}
@@ -163,19 +167,22 @@ describe('reconcile and --source all', () => {
     expect(r.differences.map((d) => d.requestId)).toEqual(['g-answer'])
   })
 
-  it("a billed try's row written before the flag is flagged when the database is opened to write (its note's words, once)", async () => {
-    const note =
-      "up-gemini: answered nothing, twice (sent again once); billed 900 input tokens for what the client never got (its request's answer is in the row of up-gemini/gemini-2.5-pro)"
-    appendTryAndAnswer(logs, {error: note})
+  /** A billed try's row and its answer's, in the database as a gateway of before the column left it: its path. */
+  function beforeTheFlag(): string {
+    appendTryAndAnswer(logs, {error: OLD_NOTE})
     logs.close()
-    // (the database as a gateway of before the column left it)
     const path = join(home.home, 'logs.db')
     const old = new Database(path)
     old.exec('ALTER TABLE logs DROP COLUMN billed_try')
     old.close()
+    return path
+  }
+
+  it("a billed try's row written before the flag is flagged when the database is opened to write (its note's words, once)", async () => {
+    const path = beforeTheFlag()
     logs = await LogStore.open(path)
     const rows = logs.queryLogs()
-    expect(rows.find((r) => r.error === note)).toMatchObject({billedTry: true})
+    expect(rows.find((r) => r.error === OLD_NOTE)).toMatchObject({billedTry: true})
     expect(rows.find((r) => r.requestId === 'g-answer')!.billedTry).toBeUndefined()
     const fresh = new Database(path, {readonly: true})
     try {
@@ -185,6 +192,26 @@ describe('reconcile and --source all', () => {
     } finally {
       fresh.close()
     }
+  })
+
+  it('the column and the rows it marks are added in one transaction: an open killed between them marks the rows at the next', async () => {
+    const path = beforeTheFlag()
+    // the marking UPDATE fails once (as a kill after the ALTER would end it)
+    const exec = Database.prototype.exec
+    const spy = vi.spyOn(Database.prototype, 'exec').mockImplementation(function (
+      this: Database.Database,
+      sql,
+    ) {
+      if (sql.startsWith('UPDATE logs SET billed_try')) {
+        spy.mockRestore()
+        throw new Error('killed')
+      }
+      return exec.call(this, sql)
+    })
+    await expect(LogStore.open(path)).rejects.toThrow('killed')
+    spy.mockRestore()
+    logs = await LogStore.open(path)
+    expect(logs.queryLogs().find((r) => r.error === OLD_NOTE)).toMatchObject({billedTry: true})
   })
 
   it('--source all counts a request the gateway logged once', () => {

@@ -14,7 +14,6 @@ import {FIRST_EDGE, addToBand, bandSql} from './context-bands.js'
 import type {AgentTool} from './history-rows.js'
 import type {StatusFilter, UsageRow} from './log-query.js'
 import {
-  billedTryExpr,
   brokenExpr,
   cache1hExpr,
   COUNT_FIELDS,
@@ -161,20 +160,14 @@ const promptColumn = (prompt: boolean, expr: string) => (prompt ? `${expr} AS pr
 
 /**
  * The gateway's log rows (`where`: a condition on `logs`), one per request, in the union's columns.
- * A billed try's own row (`billed`: log-store.ts LogEntry `billedTry`) brings its tokens, but no
- * request, error or fallback: its request is counted once, in its answer's row.
+ * (A billed try's own row, log-store.ts LogEntry `billedTry`, is one request as any: an upstream
+ * request that billed; the long-context pricing averages tokens over these rows.)
  */
-function gatewayRowsSql(
-  where: string,
-  broken: string,
-  billed: string,
-  oneHour: string,
-  prompt = false,
-): string {
+function gatewayRowsSql(where: string, broken: string, oneHour: string, prompt = false): string {
   return `SELECT ${promptColumn(prompt, 'input_tokens')}ts, agent_id, key_prefix, policy_id, provider, model, project,
-      NULL AS session, ${GATEWAY_TOOL} AS tool, CASE WHEN ${broken} = 1 THEN 500 ELSE status END AS status, 1 - ${billed} AS requests,
-      ${errorCase(broken, billed)} AS errors,
-      fallback, fallback * (1 - ${billed}) AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
+      NULL AS session, ${GATEWAY_TOOL} AS tool, CASE WHEN ${broken} = 1 THEN 500 ELSE status END AS status, 1 AS requests,
+      ${errorCase(broken)} AS errors,
+      fallback, fallback AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
       cache_creation_tokens, ${oneHour} AS cache_1h_tokens, reasoning_tokens, ${bandSql(GATEWAY_CONTEXT, 'model')} AS band
       FROM logs ${where}`
 }
@@ -187,11 +180,10 @@ function gatewaySql(
   f: UsageQueryFilters,
   hourly: boolean,
   broken: string,
-  billed: string,
   oneHour: {logs: string; hourly: string},
   prompt = false,
 ): string {
-  const perRequest = (where: string) => gatewayRowsSql(where, broken, billed, oneHour.logs, prompt)
+  const perRequest = (where: string) => gatewayRowsSql(where, broken, oneHour.logs, prompt)
   if (!hourly) return perRequest('')
   // An hour counts whole from its start: `ts >= since` keeps the hours from the first full one;
   // the requests between `since` and that hour come from the log itself.
@@ -223,13 +215,7 @@ export function rolledLongSql(
   if (!hasTable(db, 'logs') || !hasTable(db, 'usage_hourly')) return ''
   const where = [`input_tokens > ${FIRST_EDGE}`]
   if (f.since !== undefined) where.push(`ts >= ${Math.ceil(Math.round(f.since * 1000) / HOUR_MS) * HOUR_MS}`)
-  return gatewayRowsSql(
-    `WHERE ${where.join(' AND ')}`,
-    brokenExpr(db),
-    billedTryExpr(db),
-    cache1hExpr(db, 'logs'),
-    prompt,
-  )
+  return gatewayRowsSql(`WHERE ${where.join(' AND ')}`, brokenExpr(db), cache1hExpr(db, 'logs'), prompt)
 }
 
 /**
@@ -253,7 +239,6 @@ export function sourceSql(
         f,
         hourly,
         brokenExpr(db),
-        billedTryExpr(db),
         {
           logs: cache1hExpr(db, 'logs'),
           hourly: hourly ? cache1hExpr(db, 'usage_hourly') : '0',

@@ -84,8 +84,8 @@ export function statusCondition(status: StatusFilter, broken = 'broken'): string
 }
 
 /** The 0/1 error of a raw row: a status of 400 or more, or an answer that broke after its status. */
-export function errorCase(broken = 'broken', billed?: string): string {
-  return `CASE WHEN ${billed ? `${billed} = 0 AND ` : ''}(status >= 400 OR ${broken} = 1) THEN 1 ELSE 0 END`
+export function errorCase(broken = 'broken'): string {
+  return `CASE WHEN status >= 400 OR ${broken} = 1 THEN 1 ELSE 0 END`
 }
 
 /**

@@ -119,14 +119,14 @@ describe("a billed try of another provider than the answer's", () => {
     // leaves such rows out by it)
     expect(tried!.billedTry).toBe(true)
     expect(answer!.billedTry).toBeUndefined()
-    // `gwctl usage --by provider`: each provider's tokens on its own line; the try is spend, not a
-    // request the agent made (its request is the answer's row)
+    // `gwctl usage --by provider`: each provider's tokens on its own line; the try is one request
+    // there, as every surface counts it (an upstream request that billed: mu60)
     const byProvider = store.usage({pivot: 'provider'})
     // (and Gemini's empty 200 is no error there, nor a 5xx in the app's provider health)
     expect(byProvider.find((u) => u.key === 'up-gemini')).toMatchObject({
       inputTokens: 1800,
       errors: 0,
-      requests: 0,
+      requests: 1,
     })
     expect(providerHealth(rows, Date.now()).get('up-gemini')?.errors ?? 0).toBe(0)
     expect(byProvider.find((u) => u.key === 'deepseek')).toMatchObject({
@@ -136,18 +136,19 @@ describe("a billed try of another provider than the answer's", () => {
     })
   })
 
-  it('`gwctl usage --json` counts one request, and the tokens of both', async () => {
+  it('`gwctl usage --json` counts the try as a request of its provider, and the tokens of both', async () => {
     store.flush()
     const run = (args: string[]) => runCli(['usage', ...args, '--json'], {home: home.home})
     const byProvider = json<{rows: Array<{key: string; requests: number; inputTokens: number}>}>(
       await run(['--pivot', 'provider']),
     )
-    expect(byProvider.rows.find((r) => r.key === 'up-gemini')).toMatchObject({requests: 0, inputTokens: 1800})
+    expect(byProvider.rows.find((r) => r.key === 'up-gemini')).toMatchObject({requests: 1, inputTokens: 1800})
     expect(byProvider.rows.find((r) => r.key === 'deepseek')).toMatchObject({requests: 1, inputTokens: 700})
-    // (the rows themselves, which `--pivot tool` reads, not the hourly roll-up: the same counts)
+    // (the rows themselves, which `--pivot tool` reads, not the hourly roll-up: the same counts; the
+    // try's 200 no error)
     const byTool = json<{totals: {requests: number; errors: number; inputTokens: number}}>(
       await run(['--pivot', 'tool']),
     )
-    expect(byTool.totals).toMatchObject({requests: 1, errors: 0, inputTokens: 2500})
+    expect(byTool.totals).toMatchObject({requests: 2, errors: 0, inputTokens: 2500})
   })
 })

@@ -34,9 +34,10 @@ const BILLED_ROW = {status: 499, error: 'client closed the connection', inputTok
 
 /**
  * What the upstream does: `late` answers 300 ms after the request (headers and all); `split` sends
- * its headers and the first half of the body at once, the rest 300 ms later; `never` sends nothing.
+ * its headers and the first half of the body at once, the rest 300 ms later (JSON, streamed or
+ * not); `never` sends nothing; `refuse` a 400 300 ms later; `fail` a 500 at once.
  */
-let mode: 'late' | 'split' | 'never' | 'refuse' | 'large' = 'late'
+let mode: 'late' | 'split' | 'never' | 'refuse' | 'large' | 'fail' = 'late'
 /** Called when the upstream got a request, and when it sent its headers. */
 let received: () => void = () => undefined
 let headersSent: () => void = () => undefined
@@ -49,19 +50,28 @@ let store: LogStore
 let router: Router
 let upstream: Upstream
 let url: string
+/**
+ * The upstream as a vendor's API (`up`: the simulator's origin, which stands for them; a request
+ * held), as a server on this machine (`local`: vLLM, Ollama, LM Studio; never held), or as a vendor
+ * whose breaker opens at one failure and lets a trial through 200 ms later (`trial`).
+ */
+type As = 'up' | 'local' | 'trial'
 const providers = (): ProviderConfig[] => [
-  {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
+  {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}, origin: 'sim'},
+  {name: 'local', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
+  {name: 'trial', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}, origin: 'sim'},
 ]
-const policy: PolicyConfig = {
+const policyOf = (name: As): PolicyConfig => ({
   id: 'p',
   routes: {
-    chat: [{provider: 'up', model: 'm'}],
-    messages: [{provider: 'up', model: 'm', translate: true}],
+    chat: [{provider: name, model: 'm'}],
+    messages: [{provider: name, model: 'm', translate: true}],
   },
   fallbacks: true,
-  breaker: {failureThreshold: 5, cooldownMs: 30_000},
+  breaker:
+    name === 'trial' ? {failureThreshold: 1, cooldownMs: 200} : {failureThreshold: 5, cooldownMs: 30_000},
   timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 1_000},
-}
+})
 
 beforeAll(async () => {
   home = tempHome()
@@ -102,6 +112,10 @@ beforeAll(async () => {
       }
       write()
     }
+    if (mode === 'fail') {
+      res.writeHead(500, {'content-type': 'application/json'})
+      res.end(JSON.stringify({error: {message: 'overloaded', type: 'server_error'}}))
+    }
     if (mode === 'refuse')
       timers.push(
         setTimeout(() => {
@@ -118,7 +132,7 @@ beforeAll(async () => {
   })
   const served = await serveRouter(router, (req) => ({
     family: req.url!.includes('/messages') ? 'messages' : 'chat',
-    policy,
+    policy: policyOf((req.headers['x-as'] as As | undefined) ?? 'up'),
     providers: providers(),
   }))
   url = served.origin
@@ -136,26 +150,31 @@ afterAll(async () => {
   home.cleanup()
 })
 
-/**
- * Sends a chat (or Messages, translated to chat) request and leaves once the upstream got it
- * (`before`: before its headers) or sent its headers (`after`); the log row it left.
- */
-async function leave(entrance: Family, when: 'before' | 'after', stream = false) {
-  const logged = store.queryLogs().length
-  const arrived = new Promise<void>((resolve) =>
-    when === 'before' ? (received = resolve) : (headersSent = resolve),
-  )
-  const controller = new AbortController()
-  const answer = fetch(`${url}/v1/${entrance === 'messages' ? 'messages' : 'chat/completions'}`, {
+/** Sends a chat (or Messages, translated to chat) request to the upstream as `as`. */
+function send(entrance: Family, stream: boolean, as: As, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${url}/v1/${entrance === 'messages' ? 'messages' : 'chat/completions'}`, {
     method: 'POST',
-    headers: {'content-type': 'application/json'},
+    headers: {'content-type': 'application/json', 'x-as': as},
     body: JSON.stringify(
       entrance === 'messages'
         ? {model: 'claude-x', max_tokens: 64, stream, messages: [{role: 'user', content: 'hi'}]}
         : {model: 'm', stream, messages: [{role: 'user', content: 'hi'}]},
     ),
-    signal: controller.signal,
-  }).catch(() => undefined)
+    signal,
+  })
+}
+
+/**
+ * Sends a chat (or Messages, translated to chat) request and leaves once the upstream got it
+ * (`before`: before its headers) or sent its headers (`after`); the log row it left.
+ */
+async function leave(entrance: Family, when: 'before' | 'after', stream = false, as: As = 'up') {
+  const logged = store.queryLogs().length
+  const arrived = new Promise<void>((resolve) =>
+    when === 'before' ? (received = resolve) : (headersSent = resolve),
+  )
+  const controller = new AbortController()
+  const answer = send(entrance, stream, as, controller.signal).catch(() => undefined)
   await arrived
   await new Promise((resolve) => setTimeout(resolve, 50))
   controller.abort()
@@ -181,14 +200,15 @@ describe('a request not streamed whose client left: the 499 row holds the usage 
 
   it('translated (Messages to chat), the client gone before the headers', async () => {
     const row = await leave('messages', 'before')
-    expect(row).toMatchObject({...BILLED_ROW, upstreamFamily: 'chat'})
+    // (nothing was written to the client: no first byte)
+    expect(row).toMatchObject({...BILLED_ROW, upstreamFamily: 'chat', ttfbMs: null})
     expect(cutOff).toBe(false)
   })
 
   it('translated (Messages to chat), the client gone mid-answer (headers and half the JSON sent)', async () => {
     mode = 'split'
     const row = await leave('messages', 'after')
-    expect(row).toMatchObject({...BILLED_ROW, upstreamFamily: 'chat'})
+    expect(row).toMatchObject({...BILLED_ROW, upstreamFamily: 'chat', ttfbMs: null})
     expect(cutOff).toBe(false)
   })
 
@@ -220,12 +240,18 @@ describe('a translated answer not streamed whose client left, larger than is rea
 })
 
 describe('a request not streamed whose client left before an error answer', () => {
-  it.each(['chat', 'messages'] as const)('%s entrance: a 499 row that says so', async (entrance) => {
-    mode = 'refuse'
-    const row = await leave(entrance, 'before')
-    expect(row.status).toBe(499)
-    expect(row.error).toMatch(/^client closed the connection/)
-  })
+  it.each(['chat', 'messages'] as const)(
+    '%s entrance: a 499 row that says so, and what the upstream said',
+    async (entrance) => {
+      mode = 'refuse'
+      const row = await leave(entrance, 'before')
+      expect(row.status).toBe(499)
+      // (the upstream's words kept, passed through as translated)
+      expect(row.error).toBe(
+        `client closed the connection; up${entrance === 'chat' ? '' : ' (chat, translated)'}: upstream answered 400: bad field`,
+      )
+    },
+  )
 })
 
 describe('a stream whose client left before the headers', () => {
@@ -234,5 +260,77 @@ describe('a stream whose client left before the headers', () => {
     await upstreamClosed
     expect(cutOff).toBe(true)
     expect(row).toMatchObject({status: 499, error: 'client closed the connection', inputTokens: 0})
+  })
+})
+
+describe('a JSON answer to a request streamed (an upstream that ignored `stream`)', () => {
+  it('whose client left mid-answer is read on: the row holds its usage, the status the client got', async () => {
+    mode = 'split'
+    const row = await leave('chat', 'after', true)
+    expect(row).toMatchObject({
+      status: 200,
+      error: 'client closed the connection',
+      inputTokens: 1200,
+      outputTokens: 40,
+    })
+    expect(cutOff).toBe(false)
+  })
+})
+
+describe('a server on this machine or network (vLLM, Ollama, LM Studio: it bills nothing)', () => {
+  it('a request not streamed whose client left before the headers is not held: aborted at once, a 499 row without usage', async () => {
+    const row = await leave('chat', 'before', false, 'local')
+    await upstreamClosed
+    expect(cutOff).toBe(true)
+    expect(row).toMatchObject({
+      provider: 'local',
+      status: 499,
+      error: 'client closed the connection',
+      inputTokens: 0,
+    })
+  })
+
+  it('translated, the same', async () => {
+    const row = await leave('messages', 'before', false, 'local')
+    await upstreamClosed
+    expect(cutOff).toBe(true)
+    expect(row).toMatchObject({provider: 'local', status: 499, inputTokens: 0})
+  })
+})
+
+describe("a held request's half-open breaker trial", () => {
+  it('is released when its client leaves: the retry reaches the upstream (no 503), the held answer still logged', async () => {
+    const ask = () => send('chat', false, 'trial')
+    // one failure opens the breaker; 200 ms later it lets one trial through
+    mode = 'fail'
+    expect((await ask()).status).toBe(500)
+    expect((await ask()).status).toBe(503)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    mode = 'late'
+    const logged = store.queryLogs().length
+    // the trial, held: its client leaves before the upstream's headers (300 ms later)
+    const arrived = new Promise<void>((resolve) => (received = resolve))
+    const controller = new AbortController()
+    const left = send('chat', false, 'trial', controller.signal).catch(() => undefined)
+    await arrived
+    controller.abort()
+    await left
+    // (the gateway sees the connection close)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    // the agent's retry, at once, while the held trial goes on
+    const retry = await ask()
+    expect(retry.status).toBe(200)
+    expect(await retry.json()).toMatchObject({usage: {prompt_tokens: 1200}})
+    for (let i = 0; i < 600 && store.queryLogs().length < logged + 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      store.flush()
+    }
+    const rows = store.queryLogs({limit: 2})
+    expect(rows.map((r) => [r.status, r.inputTokens])).toEqual(
+      expect.arrayContaining([
+        [499, 1200],
+        [200, 1200],
+      ]),
+    )
   })
 })

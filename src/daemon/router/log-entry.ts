@@ -56,9 +56,9 @@ export function logEntryFor(
  * note saying why it is a row of its own; the upstream's 5xx or 429; 502 where nothing usable came
  * back), so that an empty 200 does not count as an outage in provider health, Prometheus or
  * `gwctl usage` errors (review72 #3). It is at the request's time, with no request id (the client
- * saw none of it), and marked `billedTry`: its tokens and cost count under that provider and model,
- * but it is no request of the agent's (nor an error, nor a fallback: its request is counted once,
- * in its answer's row), and `usage reconcile` leaves it out (reconcile-query.ts).
+ * saw none of it), and marked `billedTry`: as any row, it counts as a request (one the gateway sent that
+ * upstream, which billed it) with its tokens and cost under that provider and model, and `usage
+ * reconcile` leaves it out (reconcile-query.ts).
  */
 export function billedTryEntries(
   entrance: Family,

@@ -12,8 +12,8 @@
  *   again to the same target after the short wait the upstream states (./rate-limit.ts).
  * - The gateway key never leaves: every credential header and `?key=` are dropped and the
  *   provider's credential is set in its protocol's form. Only protocol headers are forwarded.
- * - A client disconnect aborts a stream's upstream request at once; a request not streamed goes on
- *   (within the idle timeout) for the usage its upstream bills (ClientGone).
+ * - A client disconnect aborts a stream's upstream request at once; a request not streamed to a
+ *   vendor's API goes on (within the idle timeout) for the usage its upstream bills (ClientGone).
  *
  * The pieces live next to this file: target selection (targets.ts), body reading
  * (request-body.ts), header rewriting (headers.ts), the streaming relay (relay.ts), error shaping
@@ -285,23 +285,32 @@ const RESET_BODY_BYTES = 1024 * 1024
  * for every proxied request. It holds the listeners of the requests of one proxied request (one
  * at a time, but a failed try's may still be subscribed when the next try subscribes).
  *
- * A request not streamed is held ({@link holdFor}): the upstream bills the whole answer whether
- * or not anyone reads it (it generates it before it sends a byte), so the client's leaving, before
- * the upstream's headers or during its answer, no longer aborts the request under way: it goes on,
- * and its answer is read to its end for the usage on the row (relay.ts, translated.ts), for the
- * idle timeout counted from the leaving at most; then, or at the pools' close, it is given up (its
- * listeners told). `aborted` is set at the leaving all the same: nothing new is sent (no other
- * target, no retry). A stream is aborted at once, as the vendors stop generating a stream whose
- * reader left (docs/USAGE-WINDOWS.md).
+ * A request not streamed is held ({@link hold}) while its try goes to an upstream that is not on this
+ * machine or network (`holdable`): the upstream bills the whole answer whether or not anyone reads
+ * it (it generates it before it sends a byte), so the client's leaving, before the upstream's
+ * headers or during its answer, no longer aborts the request under way: it goes on, and its answer
+ * is read to its end for the usage on the row (relay.ts, translated.ts), for the idle timeout
+ * counted from the leaving at most; then, or at the pools' close, it is given up (its listeners
+ * told). `aborted` is set at the leaving all the same: nothing new is sent (no other target, no
+ * retry), and the breaker's half-open trial the try took is released then ({@link trial}: a retry
+ * is not refused as circuit-broken while nobody waits for the held one; its late outcome still
+ * settles the breaker if it comes). A stream is aborted at once, as the vendors stop generating a
+ * stream whose reader left (docs/USAGE-WINDOWS.md); a JSON answer the relay reads, to a request
+ * streamed or not, is held by the relay itself once its headers came, the client still there. A
+ * server on this machine or network (vLLM, Ollama, LM Studio) bills nothing: held, it would only
+ * generate for nobody.
  */
 class ClientGone {
   aborted = false
   reason: unknown = undefined
+  /** The try's breaker, when the try took its half-open trial: released when a held request's client leaves. */
+  trial: {release(): void} | undefined = undefined
   private listeners: Array<() => void> | undefined = undefined
-  /** How long a held request may go on after the client left (ms); undefined: not held. */
+  /** How long a held request may go on after the client left (ms); undefined: never held. */
   private holdMs: number | undefined = undefined
   /** Where the pools' close finds {@link giveUp} while a held request goes on. */
   private stops: Set<() => void> | undefined = undefined
+  private holding = false
   private deadline: NodeJS.Timeout | undefined = undefined
   /** Told once when the client leaves a held request (relay.ts: the body resumed). */
   private left: (() => void) | undefined = undefined
@@ -327,17 +336,23 @@ class ClientGone {
   }
 
   /**
-   * Holds the upstream requests of a request not streamed: the client's leaving gives them up
-   * only `ms` later, or when the pools close (`stops`: their `readingOn`).
+   * The upstream requests of this request may be held: the client's leaving gives them up only
+   * `ms` later, or when the pools close (`stops`: their `readingOn`).
    */
-  holdFor(ms: number, stops: Set<() => void>): void {
+  canHold(ms: number, stops: Set<() => void>): void {
     this.holdMs = ms
     this.stops = stops
   }
 
+  /** Holds the request under way, if it may be held and its client is still there: whether it is held. */
+  hold(): boolean {
+    if (!this.aborted && this.holdMs !== undefined) this.holding = true
+    return this.holding
+  }
+
   /** Whether the upstream request goes on after the client's leaving (or went on past it, still). */
   get held(): boolean {
-    return this.holdMs !== undefined
+    return this.holding
   }
 
   /** `listener` is told when the client leaves a held request (once; a later call replaces it). */
@@ -350,25 +365,27 @@ class ClientGone {
    * given up at the client's leaving, at once if it left already.
    */
   letGo(): void {
-    if (this.holdMs === undefined) return
+    if (!this.holding) return
     this.unhold()
     if (this.aborted) this.tell()
   }
 
   /** The request ended: nothing held, no timer left (the listeners are not told). */
   settle(): void {
-    if (this.holdMs !== undefined) this.unhold()
+    if (this.holding) this.unhold()
   }
 
   abort(reason: unknown): void {
     if (this.aborted) return
     this.aborted = true
     this.reason = reason
-    if (this.holdMs !== undefined) {
+    if (this.holding) {
       const giveUp = (this.giveUp = () => this.letGo())
       this.deadline = setTimeout(giveUp, this.holdMs)
       this.deadline.unref()
       this.stops!.add(giveUp)
+      this.trial?.release()
+      this.trial = undefined
       this.left?.()
       return
     }
@@ -376,7 +393,7 @@ class ClientGone {
   }
 
   private unhold(): void {
-    this.holdMs = undefined
+    this.holding = false
     this.left = undefined
     if (this.giveUp) {
       clearTimeout(this.deadline)
@@ -391,6 +408,15 @@ class ClientGone {
     if (listeners) for (const listener of listeners) listener()
   }
 }
+
+/**
+ * Whether a try of `provider` is held after its client left (ClientGone): a vendor's API, which
+ * bills the answer it generates; not a server on this machine or network (plain-tools.ts
+ * `isLocalServer`: loopback, a private address, a one-label name), which bills nothing and would
+ * generate for nobody. The simulator stands for the vendors' APIs.
+ */
+const holdable = (provider: ProxyTarget['provider']): boolean =>
+  provider.origin === 'sim' || !isLocalServer(provider.baseUrl)
 
 /** A provider and model as the log's notes name them (`provider/model`). */
 const named = (p: string | null, m: string | null): string => (m ? `${p ?? ''}/${m}` : (p ?? 'none'))
@@ -613,8 +639,9 @@ export async function proxyRequest(
   res.on('close', onClose)
   const onSignal = (): void => clientGone.abort(options.signal?.reason)
   options.signal?.addEventListener('abort', onSignal, {once: true})
-  // (a request not streamed goes on after its client left, for its usage: ClientGone)
-  if (!prepared.stream) clientGone.holdFor(options.timeouts.idleMs, pools.readingOn)
+  // (a request not streamed to a vendor's API goes on after its client left, for its usage:
+  // ClientGone, held for each try)
+  clientGone.canHold(options.timeouts.idleMs, pools.readingOn)
   const relayContext: RelayContext = {
     res,
     family,
@@ -657,6 +684,10 @@ export async function proxyRequest(
         continue
       }
       const {credential} = acquired
+      // (the trial taken leaves the breaker half-open; a closed one stays closed)
+      clientGone.trial = target.breaker?.state === 'half-open' ? target.breaker : undefined
+      if (!prepared.stream && holdable(target.provider)) clientGone.hold()
+      else clientGone.letGo()
       // Whatever ends this try (an exception included) settles the breaker permit: a half-open
       // trial left taken would keep the provider circuit-broken until the gateway restarts.
       const model = upstreamModel(target, prepared.requestedModel ?? undefined) ?? null

@@ -274,14 +274,16 @@ export interface RelayContext {
   finishReasons?: boolean
   timeouts: TimeoutSettings
   /**
-   * Set when the client left (or the caller aborted). A request not streamed is `held` (proxy.ts
-   * ClientGone): its upstream request goes on after the client left, within the idle timeout, and
+   * Set when the client left (or the caller aborted). A request not streamed to a vendor's API is
+   * `held` (proxy.ts ClientGone), and `hold` holds one whose JSON answer came (the client still
+   * there): its upstream request goes on after the client left, within the idle timeout, and
    * `onLeft` is told of the leaving; `letGo` ends that for an answer that is not read on (a
    * stream), aborting it now if the client left already.
    */
   clientGone: {
     readonly aborted: boolean
     readonly held?: boolean
+    hold?(): boolean
     onLeft?(listener: () => void): void
     letGo?(): void
   }
@@ -378,6 +380,10 @@ export async function relay(
       (quotaSpent || noWaitHelps(status, text))
     )
       headers['x-should-retry'] = 'false'
+    // (nobody to read the answer, whose words alone said why (a request held after its client left,
+    // proxy.ts ClientGone): the row keeps them, after the leaving)
+    if (clientGone.aborted)
+      result.error ??= `${target.provider.name}: upstream answered ${status}: ${upstreamErrorMessage(text) ?? (text.replace(/\s+/g, ' ').trim().slice(0, 200) || 'an empty body')}`
     headers['content-length'] = String(Buffer.byteLength(text))
     result.status = status
     result.ttfbMs = performance.now() - started
@@ -464,7 +470,9 @@ export async function relay(
   // and the gateway's stop ends it at once (Router `close`, through the pools' `readingOn`:
   // review72 #2). Any other answer (a stream: its tap has read what came by then) is let go:
   // aborted at the client's leaving, as before.
-  const readOn = tapped && !sse && clientGone.held === true
+  // (a JSON answer to a request streamed, an upstream that ignored `stream`, one-api-style relays,
+  // Gemini's streamGenerateContent without alt=sse, is held here: only the ones not streamed were)
+  const readOn = tapped && !sse && (clientGone.held === true || clientGone.hold?.() === true)
   /** Set once the relay read the body to its end or failure: a client leaving later starts nothing. */
   let relayed = false
   if (readOn)
