@@ -23,6 +23,14 @@ describe('the quiet start', () => {
     expect(isQuietStart()).toBe(false)
   })
 
+  it('is only for Node 20 and 22: on Node 24 Maglev keeps what it compiled meanwhile from TurboFan', () => {
+    expect(beginQuietStart([], '', 24)).toBe(false)
+    expect(beginQuietStart([], '', 26)).toBe(false)
+    expect(isQuietStart()).toBe(false)
+    expect(beginQuietStart([], '', 22)).toBe(true)
+    expect(isQuietStart()).toBe(true)
+  })
+
   it('ends at the first request of any of the routes, which then get their own handlers back', () => {
     expect(beginQuietStart(['--trace-opt', '--max-old-space-size=100'], '')).toBe(true)
     const calls: string[] = []

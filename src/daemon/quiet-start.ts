@@ -14,7 +14,12 @@
  *
  * Only the detached daemon does this (`gateway run` has loaded oclif by then, and tests run the
  * lifecycle in their own process: a flag is the whole process's); not when the daemon's node was
- * given an option about the compiler itself (`--no-opt`, `--jitless`, ...), which it keeps.
+ * given an option about the compiler itself (`--no-opt`, `--jitless`, ...), which it keeps; and
+ * only on Node 20 and 22. Node 24 turns on V8's middle compiler (Maglev) by default, which
+ * `--no-opt` leaves on, and there the code Maglev compiled while TurboFan was off never reaches
+ * TurboFan once `--opt` is back (review of rss60: `nextTick`, `writeHead`, `URL` stayed on
+ * Maglev after 5 000 requests): a daemon polled for its statusline before its first model
+ * request would keep them there for good.
  */
 import {setFlagsFromString} from 'node:v8'
 
@@ -25,12 +30,17 @@ let quiet = false
 /** Node options that already decide about the optimizing compiler: left as they are. */
 const COMPILER_OPTION = /--(?:no[-_])?(?:opt|turbofan|jitless|max[-_]opt)\b/
 
+/** The newest Node major whose V8 has Maglev off by default (the quiet start's own limit). */
+const LAST_NODE_WITHOUT_MAGLEV = 22
+
 /** Turns TurboFan off until {@link endQuietStart} (the detached daemon's first line). */
 export function beginQuietStart(
   execArgv: readonly string[] = process.execArgv,
   nodeOptions = process.env.NODE_OPTIONS ?? '',
+  nodeMajor = Number.parseInt(process.versions.node, 10),
 ): boolean {
-  if (quiet || COMPILER_OPTION.test(`${execArgv.join(' ')} ${nodeOptions}`)) return false
+  if (quiet || !(nodeMajor <= LAST_NODE_WITHOUT_MAGLEV)) return false
+  if (COMPILER_OPTION.test(`${execArgv.join(' ')} ${nodeOptions}`)) return false
   setFlagsFromString('--no-opt')
   quiet = true
   return true
