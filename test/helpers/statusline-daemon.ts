@@ -55,8 +55,10 @@ export async function fakeStatuslineDaemon(
     env: {...process.env, GWCTL_HOME: home, MODE: mode, FIGURES: JSON.stringify(figures)},
     stdio: 'ignore',
   })
-  for (let i = 0; i < 200 && !existsSync(pidFile); i++)
-    await new Promise((resolve) => setTimeout(resolve, 25))
+  // the whole file, not its existence: writeFileSync creates it empty first, and a loaded machine
+  // can read it between the two (a NaN pid made a test's statusline.json another daemon's)
+  const written = () => (existsSync(pidFile) ? /^\d+\n\d+\n$/.exec(readFileSync(pidFile, 'utf8')) : null)
+  for (let i = 0; i < 200 && !written(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
   const [pid, port] = readFileSync(pidFile, 'utf8').trim().split(/\s+/).map(Number)
   const log = join(home, 'statusline-requests.txt')
   return {
