@@ -57,6 +57,11 @@ export interface BodyFacts {
   maxTokens: unknown
   /** Gemini's: `generationConfig.maxOutputTokens`. */
   maxOutputTokens: unknown
+  /**
+   * The top-level `store` is `false`: a Responses client that keeps no items (Codex), so it names
+   * none by `item_reference`, and its body is not searched for one (68 µs a 256 KB body).
+   */
+  storeOff: boolean
 }
 
 export interface ProxyOptions {

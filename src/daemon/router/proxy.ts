@@ -821,6 +821,8 @@ export async function proxyRequest(
     return (
       family === 'responses' &&
       !!carry?.items &&
+      // a body with `store: false` (Codex) names no stored item: not searched
+      !prepared.storeOff &&
       request.body.indexOf(ITEM_REFERENCE) !== -1 &&
       request.body.indexOf(MINTED_MARK) !== -1
     )

@@ -111,6 +111,7 @@ describe('the Latin-1 check', () => {
       if (r() < 0.9) o.model = models[Math.floor(r() * models.length)]
       if (r() < 0.6) o.stream = r() < 0.7 ? true : r() < 0.5 ? false : 'true'
       if (r() < 0.4) o.stream_options = r() < 0.5 ? {include_usage: true} : r() < 0.5 ? {} : null
+      if (r() < 0.5) o.store = r() < 0.5 ? false : r() < 0.5 ? true : 'false'
       const body = Buffer.from(write(r, o))
       const facts = bodyFacts(JSON.parse(body.toString('latin1')))!
       const exact = JSON.parse(body.toString('utf8')) as Record<string, unknown>
@@ -118,6 +119,7 @@ describe('the Latin-1 check', () => {
         expect(facts.model).toBe(typeof exact.model === 'string' ? exact.model : null)
       else expect(exact.model).toBe('modèle')
       expect(facts.stream).toBe(exact.stream === true)
+      expect(facts.storeOff).toBe(exact.store === false)
       const so = exact.stream_options as {include_usage?: boolean} | null | undefined
       expect(facts.streamOptions).toBe(
         so === undefined ? 'none' : so?.include_usage === true ? 'usage' : 'other',
@@ -216,6 +218,7 @@ describe('bodies for an upstream', () => {
         streamOptions: 'none',
         maxTokens: undefined,
         maxOutputTokens: undefined,
+        storeOff: false,
       },
     })
     expect(prepared.requestedModel).toBe('from-facts')

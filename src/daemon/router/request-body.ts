@@ -20,6 +20,8 @@ export interface Prepared {
   query: string
   /** The proxy asked upstream for stream usage the client did not ask for (chat). */
   addedUsage: boolean
+  /** The top-level `store` is `false` (a Responses client that names no stored item: Codex). */
+  storeOff: boolean
 }
 
 export function prepare(request: ProxyRequest): Prepared {
@@ -41,6 +43,7 @@ export function prepare(request: ProxyRequest): Prepared {
       pathFor: (model) => (m && model ? m[1] + encodeURIComponent(model) + m[3] : path),
       query,
       addedUsage: false,
+      storeOff: false,
     }
   }
   let json: Record<string, unknown> | undefined
@@ -68,6 +71,7 @@ export function prepare(request: ProxyRequest): Prepared {
   let requested: string | null
   let stream: boolean
   let addedUsage = false
+  let storeOff = false
   let streamOptions: Record<string, unknown> | undefined
   // Agents send large bodies (Claude Code 60-300 KB a turn): what the proxy reads of them comes
   // from a Latin-1 parse (the entrance's check, else made here), never a UTF-8 one, and a new
@@ -80,11 +84,13 @@ export function prepare(request: ProxyRequest): Prepared {
     requested = facts.model
     stream = facts.stream
     addedUsage = chat && stream && facts.streamOptions === 'none'
+    storeOff = facts.storeOff
     splice = true
   } else {
     const body = parse()
     requested = typeof body?.model === 'string' ? body.model : null
     stream = body?.stream === true
+    storeOff = body?.store === false
     if (chat) {
       streamOptions = body?.stream_options as Record<string, unknown> | undefined
       addedUsage = stream && !!body && streamOptions?.include_usage !== true
@@ -122,6 +128,7 @@ export function prepare(request: ProxyRequest): Prepared {
     pathFor: () => path,
     query,
     addedUsage,
+    storeOff,
   }
 }
 
@@ -157,6 +164,7 @@ export function bodyFacts(value: unknown): BodyFacts | undefined {
       config !== null && typeof config === 'object'
         ? (config as {maxOutputTokens?: unknown}).maxOutputTokens
         : undefined,
+    storeOff: body.store === false,
   }
 }
 

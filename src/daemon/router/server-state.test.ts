@@ -250,6 +250,17 @@ describe('items gwctl minted, on a body passed through to a Responses server', (
     )
   })
 
+  it('a body with `store: false` (Codex) is not searched: a reference in it goes as it came', async () => {
+    // such a client keeps no items and names none (gwctl holds items only of `store` on); the
+    // search (68 µs a 256 KB Codex body) is for the AI SDK's `store` on
+    const lost = gwId('msg', 4)
+    route = {targets: [openai()]}
+    const raw = JSON.stringify({model: 'gpt-5.5', store: false, input: [user('Hi.'), reference(lost)]})
+    const res = await postRaw(raw)
+    expect(res.status).toBe(200)
+    expect(seen[0].body).toBe(raw)
+  })
+
   it('a body that names none gwctl holds goes as it came, nothing parsed or copied for it', async () => {
     carry.items!.set(gwId('msg', 3), [{type: 'text', text: 'Held.'}], 8)
     route = {targets: [openai()]}
