@@ -189,15 +189,19 @@ describe('a quota no wait cures, said in a stream before any output', () => {
 })
 
 describe('a quota no wait cures, passed through', () => {
-  it("OpenAI's insufficient_quota to an OpenAI SDK client: x-should-retry: false, one request (the SDK retried it twice)", async () => {
-    route = (family) => ({targets: [target(family)]})
-    sim.faults.add(parseFault('insufficient-quota,times=0,path=/chat/completions'))
-    const error = await openai()
+  /** An OpenAI SDK client's chat request to `sim-pro`: the error it throws (undefined: none). */
+  const chatRefusal = () =>
+    openai()
       .chat.completions.create({model: 'sim-pro', messages: [{role: 'user', content: 'hi'}]})
       .then(
         () => undefined,
         (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
       )
+
+  it("OpenAI's insufficient_quota to an OpenAI SDK client: x-should-retry: false, one request (the SDK retried it twice)", async () => {
+    route = (family) => ({targets: [target(family)]})
+    sim.faults.add(parseFault('insufficient-quota,times=0,path=/chat/completions'))
+    const error = await chatRefusal()
     expect(error).toBeInstanceOf(OpenAI.RateLimitError)
     expect(error?.code).toBe('insufficient_quota')
     expect(error?.headers?.get('x-should-retry')).toBe('false')
@@ -211,12 +215,7 @@ describe('a quota no wait cures, passed through', () => {
         'status=429,times=0,path=/chat/completions,message=Rate limit reached for model sim-pro on tokens per day (TPD): Limit 100000 Used 99763. Please try again in 13m55.2s.',
       ),
     )
-    const error = await openai()
-      .chat.completions.create({model: 'sim-pro', messages: [{role: 'user', content: 'hi'}]})
-      .then(
-        () => undefined,
-        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
-      )
+    const error = await chatRefusal()
     expect(error).toBeInstanceOf(OpenAI.RateLimitError)
     expect(error?.message).toContain('tokens per day (TPD)')
     expect(error?.headers?.get('x-should-retry')).toBe('false')
