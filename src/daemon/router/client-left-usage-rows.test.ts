@@ -6,15 +6,12 @@
  * request is aborted at once (the vendors stop generating a stream whose reader left). Through the
  * Router into logs.db, with a scripted chat upstream (its headers late, or its body in two parts).
  */
-import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
-import {tempHome} from '../../../test/helpers/cli.js'
-import {LogStore} from '../../store/log-store.js'
+import type {LogStore} from '../../store/log-store.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../../store/schema.js'
-import {Router} from './index.js'
-import type {Upstream} from './proxy-fixture.js'
-import {CHAT_ANSWER_BILLED, serveRouter, startUpstream} from './proxy-fixture.js'
+import type {RouterWithLogs, Upstream} from './proxy-fixture.js'
+import {CHAT_ANSWER_BILLED, routerWithLogs, startUpstream} from './proxy-fixture.js'
 
 const ANSWER = CHAT_ANSWER_BILLED
 const STREAM = [
@@ -45,9 +42,8 @@ let headersSent: () => void = () => undefined
 let cutOff = false
 let upstreamClosed: Promise<void> = Promise.resolve()
 
-let home: ReturnType<typeof tempHome>
+let gateway: RouterWithLogs
 let store: LogStore
-let router: Router
 let upstream: Upstream
 let url: string
 /**
@@ -74,9 +70,6 @@ const policyOf = (name: As): PolicyConfig => ({
 })
 
 beforeAll(async () => {
-  home = tempHome()
-  store = await LogStore.open(join(home.home, 'logs.db'))
-  router = new Router({logStore: store})
   upstream = await startUpstream((_req, res, body) => {
     const streamed = body.includes('"stream":true')
     cutOff = false
@@ -130,13 +123,11 @@ beforeAll(async () => {
       timers.push(setTimeout(() => res.end(ANSWER.slice(60)), 300))
     }
   })
-  const served = await serveRouter(router, (req) => ({
-    family: req.url!.includes('/messages') ? 'messages' : 'chat',
-    policy: policyOf((req.headers['x-as'] as As | undefined) ?? 'up'),
+  gateway = await routerWithLogs({
     providers: providers(),
-  }))
-  url = served.origin
-  return served.close
+    policy: (req) => policyOf((req.headers['x-as'] as As | undefined) ?? 'up'),
+  })
+  ;({url, store} = gateway)
 })
 
 afterEach(() => {
@@ -144,10 +135,8 @@ afterEach(() => {
 })
 
 afterAll(async () => {
-  await router.close()
-  store.close()
+  await gateway.close()
   upstream.close()
-  home.cleanup()
 })
 
 /** Sends a chat (or Messages, translated to chat) request to the upstream as `as`. */
