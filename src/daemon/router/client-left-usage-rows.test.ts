@@ -266,6 +266,33 @@ describe('a JSON answer to a request streamed (an upstream that ignored `stream`
   })
 })
 
+describe('a JSON answer to a translated request streamed (an upstream that ignored `stream`)', () => {
+  it('whose client left mid-answer is read on: a 499 row (nothing went out) with its usage', async () => {
+    mode = 'split'
+    const row = await leave('messages', 'after', true)
+    expect(row).toMatchObject({...BILLED_ROW, upstreamFamily: 'chat', ttfbMs: null})
+    expect(cutOff).toBe(false)
+  })
+
+  it('whose client stays gets the 502 it got before, the row the usage its upstream billed', async () => {
+    mode = 'split'
+    const logged = store.queryLogs().length
+    const res = await send('messages', true, 'up')
+    expect(res.status).toBe(502)
+    expect(((await res.json()) as {error: {message: string}}).error.message).toBe(
+      'up: upstream answered 200 with application/json, not a stream',
+    )
+    store.flush()
+    expect(store.queryLogs()).toHaveLength(logged + 1)
+    expect(store.queryLogs({limit: 1})[0]).toMatchObject({
+      status: 502,
+      error: 'up: upstream answered 200 with application/json, not a stream',
+      inputTokens: 1200,
+      outputTokens: 40,
+    })
+  })
+})
+
 describe('a server on this machine or network (vLLM, Ollama, LM Studio: it bills nothing)', () => {
   it('a request not streamed whose client left before the headers is not held: aborted at once, a 499 row without usage', async () => {
     const row = await leave('chat', 'before', false, 'local')

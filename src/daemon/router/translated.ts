@@ -47,6 +47,7 @@ import {
   spentQuota,
 } from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
+import {createUsageTap} from './taps/index.js'
 import {MAX_TAPPED_JSON_BYTES} from './taps/tap.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
@@ -99,6 +100,27 @@ export function readAll(
       if (!ended) reject(new Error('the answer closed before its end'))
     })
   })
+}
+
+/**
+ * The usage of a JSON answer to a request streamed, read whole by the usage tap of its upstream's
+ * `family` (null past what the tap keeps, or when the answer broke off). `gone`: as readAll's.
+ */
+async function unstreamedUsage(
+  body: Dispatcher.ResponseData['body'],
+  family: Family,
+  gone: {readonly aborted: boolean},
+): Promise<Usage | null> {
+  let bytes: Buffer
+  try {
+    bytes = await readAll(body, MAX_TAPPED_JSON_BYTES, gone)
+  } catch {
+    return null
+  }
+  const tap = createUsageTap(family, false)
+  tap.feed(bytes)
+  tap.end()
+  return tap.usage() ?? null
 }
 
 /**
@@ -703,7 +725,21 @@ export async function relayTranslated(
   }
 
   if (!/text\/event-stream/i.test(contentType)) {
-    await upstream.body.dump().catch(() => undefined)
+    // a JSON answer (an upstream that ignored `stream`, a relay that answers so): its upstream
+    // bills it, so it is read whole for its usage (up to what the usage tap keeps), held as the
+    // relay holds one (proxy.ts ClientGone): a client that leaves meanwhile no longer aborts it,
+    // and its row is a 499 with that usage (nothing went out)
+    if (paused === undefined) {
+      ctx.clientGone.hold?.()
+      result.usage = await unstreamedUsage(upstream.body, upFamily, ctx.clientGone)
+      if (ctx.clientGone.aborted) {
+        result.status = 499
+        result.clientAborted = true
+        result.error = 'client closed the connection'
+        target.breaker?.release()
+        return
+      }
+    } else await upstream.body.dump().catch(() => undefined)
     const message = `${provider.name}: upstream answered ${status} with ${contentType || 'no content type'}, not a stream`
     target.breaker?.recordFailure(message)
     result.error = message
