@@ -777,6 +777,14 @@ export async function relayTranslated(
   // a Messages upstream's pause is held back from the client while the turn may be continued
   translator.holdPause = translator.continuable && (paused?.count ?? 0) < MAX_CONTINUATIONS
   const body = upstream.body
+  // A stream held from its send (proxy.ts `billsStreamsCut`: Amazon Bedrock bills a stream whose
+  // reader left whole) is translated on to its end once its client left, for the usage on the row,
+  // its output dropped; bounded as relay.ts bounds one (the idle timeout from the leaving, and
+  // what the usage tap keeps in all). It may wait for the gone client's 'drain': resumed then.
+  const readOn = ctx.clientGone.held === true
+  if (readOn) ctx.clientGone.onLeft?.(() => body.resume())
+  /** The upstream's bytes read on after the client left ({@link readOn}). */
+  let unsent = 0
   const resume = (): void => {
     body.resume()
   }
@@ -865,11 +873,15 @@ export async function relayTranslated(
       if (chunks === undefined) return
       pending = undefined
       if (translator.done) return
+      const chunk = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
       if (res.destroyed) {
-        resolve({error: new Error('client closed the connection')})
-        return
+        unsent += chunk.length
+        if (!readOn || unsent > MAX_TAPPED_JSON_BYTES) {
+          resolve({error: new Error('client closed the connection')})
+          return
+        }
       }
-      const data = translator.push(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+      const data = translator.push(chunk)
       if (translator.done) sendLast(data)
       else {
         send(data)
@@ -962,6 +974,11 @@ export async function relayTranslated(
       failedBeforeFirstByte: `${provider.name}: upstream answered ${status}, then its body failed before the first byte: ${describeError(broken.error, ctx.timeouts)}`,
       silent: isSilence(broken.error),
     }
+  }
+  // (the client left a stream read on to its end: the status it got, why it has not the rest)
+  if (!broken && ctx.clientGone.aborted) {
+    result.clientAborted = true
+    result.error = 'client closed the connection'
   }
   if (broken) {
     const message = `${provider.name}: ${paused ? 'the continuation of a paused turn' : 'stream'} broke after the first byte: ${describeError(broken.error, ctx.timeouts)}`
