@@ -244,33 +244,6 @@ export const CHAT_ANSWER_BILLED = JSON.stringify({
   usage: {prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240},
 })
 
-/**
- * Serves `router` on 127.0.0.1 (a free port) as the daemon's server does: each request routed with
- * the family, policy and providers `route` gives it, as agent `agent-1` of policy `p`. Its origin,
- * and what closes it.
- */
-export async function serveRouter(
-  router: Router,
-  route: (req: IncomingMessage) => {family: Family; policy: PolicyConfig; providers: ProviderConfig[]},
-): Promise<Upstream> {
-  const server = createServer(async (req, res) => {
-    const body = await readBody(req)
-    await router.route(
-      {
-        ...route(req),
-        method: req.method!,
-        url: req.url!,
-        headers: req.headers,
-        body,
-        identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
-      },
-      res,
-    )
-  })
-  const origin = await listen(server)
-  return {origin, close: () => shut(server)}
-}
-
 /** What the gateway does with a request: the policy's part of `proxyRequest`'s options. */
 export interface GatewayRoute {
   targets: ProxyTarget[]
@@ -451,6 +424,8 @@ export interface RouterWithLogs {
   url: string
   router: Router
   store: LogStore
+  /** The temp folder whose logs.db the rows go into (a `gwctl` run's HOME, to read them back). */
+  home: string
   /** Closes the server and its connections, the Router, the store, and removes the home. */
   close: () => Promise<void>
 }
@@ -491,6 +466,7 @@ export async function routerWithLogs(options: RouterWithLogsOptions): Promise<Ro
     url: await listen(server),
     router,
     store,
+    home,
     close: async () => {
       shut(server)
       await router.close()

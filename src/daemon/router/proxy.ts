@@ -13,7 +13,8 @@
  * - The gateway key never leaves: every credential header and `?key=` are dropped and the
  *   provider's credential is set in its protocol's form. Only protocol headers are forwarded.
  * - A client disconnect aborts a stream's upstream request at once; a request not streamed to a
- *   vendor's API goes on (within the idle timeout) for the usage its upstream bills (ClientGone).
+ *   vendor's API, or a stream to Amazon Bedrock, goes on (within the idle timeout) for the usage
+ *   its upstream bills (ClientGone).
  *
  * The pieces live next to this file: target selection (targets.ts), body reading
  * (request-body.ts), header rewriting (headers.ts), the streaming relay (relay.ts), error shaping
@@ -295,7 +296,9 @@ const RESET_BODY_BYTES = 1024 * 1024
  * retry), and the breaker's half-open trial the try took is released then ({@link trial}: a retry
  * is not refused as circuit-broken while nobody waits for the held one; its late outcome still
  * settles the breaker if it comes). A stream is aborted at once, as the vendors stop generating a
- * stream whose reader left (docs/USAGE-WINDOWS.md); a JSON answer the relay reads, to a request
+ * stream whose reader left (docs/USAGE-WINDOWS.md), but one to Amazon Bedrock, which bills it
+ * whole (`billsStreamsCut`): held as a request not streamed, its events read on to the usage tap
+ * alone (relay.ts, translated.ts); a JSON answer the relay reads, to a request
  * streamed or not, is held by the relay itself once its headers came, the client still there. A
  * server on this machine or network (vLLM, Ollama, LM Studio) bills nothing: held, it would only
  * generate for nobody.
@@ -417,6 +420,25 @@ class ClientGone {
  */
 const holdable = (provider: ProxyTarget['provider']): boolean =>
   provider.origin === 'sim' || !isLocalServer(provider.baseUrl)
+
+/**
+ * Amazon Bedrock's runtime and Mantle endpoints (`https://bedrock-runtime.<region>.amazonaws.com`,
+ * its `-fips` twin, `https://bedrock-mantle.<region>.api.aws`): OpenAI's chat and Responses APIs
+ * and Anthropic's Messages API on Bedrock.
+ */
+const BEDROCK_BASE_URL =
+  /^https?:\/\/bedrock-(?:runtime(?:-fips)?\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?|mantle\.[a-z0-9-]+\.api\.aws)(?::\d+)?(?:\/|$)/i
+
+/**
+ * Whether a stream of `provider` is held after its client left (ClientGone), read on to its end for
+ * the usage its upstream bills: Amazon Bedrock, which goes on generating a stream whose reader left
+ * and bills it whole (BerriAI/litellm #34147, from AWS's cost reports; litellm PR #36008, from
+ * Bedrock's invocation logs), where OpenAI and Anthropic direct stop (docs/USAGE-WINDOWS.md). Vertex
+ * AI is not known to: its streams are aborted as the others. A byte search first: no other base
+ * URL is matched further.
+ */
+const billsStreamsCut = (provider: ProxyTarget['provider']): boolean =>
+  provider.baseUrl.includes('bedrock-') && BEDROCK_BASE_URL.test(provider.baseUrl)
 
 /** A provider and model as the log's notes name them (`provider/model`). */
 const named = (p: string | null, m: string | null): string => (m ? `${p ?? ''}/${m}` : (p ?? 'none'))
@@ -686,7 +708,7 @@ export async function proxyRequest(
       const {credential} = acquired
       // (the trial taken leaves the breaker half-open; a closed one stays closed)
       clientGone.trial = target.breaker?.state === 'half-open' ? target.breaker : undefined
-      if (!prepared.stream && holdable(target.provider)) clientGone.hold()
+      if (prepared.stream ? billsStreamsCut(target.provider) : holdable(target.provider)) clientGone.hold()
       else clientGone.letGo()
       // Whatever ends this try (an exception included) settles the breaker permit: a half-open
       // trial left taken would keep the provider circuit-broken until the gateway restarts.

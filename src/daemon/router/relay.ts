@@ -406,7 +406,9 @@ export async function relay(
     result.status = status
     res.writeHead(status, headers)
   }
-  if (sse) {
+  // (a stream held whose client left before its headers, read on for its usage below, has nobody
+  // to send them to)
+  if (sse && !clientGone.aborted) {
     head()
     setImmediate(() => {
       if (result.ttfbMs === null && !res.destroyed) res.flushHeaders()
@@ -472,7 +474,10 @@ export async function relay(
   // aborted at the client's leaving, as before.
   // (a JSON answer to a request streamed, an upstream that ignored `stream`, one-api-style relays,
   // Gemini's streamGenerateContent without alt=sse, is held here: only the ones not streamed were)
-  const readOn = tapped && !sse && (clientGone.held === true || clientGone.hold?.() === true)
+  // A stream read on is one held from its send (proxy.ts `billsStreamsCut`: Amazon Bedrock, which
+  // bills a stream whose reader left whole): its events go to the tap alone once the client left,
+  // bounded as a JSON answer's bytes are.
+  const readOn = tapped && (clientGone.held === true || (!sse && clientGone.hold?.() === true))
   /** Set once the relay read the body to its end or failure: a client leaving later starts nothing. */
   let relayed = false
   if (readOn)
@@ -518,11 +523,17 @@ export async function relay(
       pending = undefined
       if (res.destroyed) {
         if (readOn) {
-          // (the client gone: the rest is the tap's alone, up to what it keeps)
+          // (the client gone: the rest is the tap's alone, up to what it keeps; a stream's after
+          // the events it was given already, and those kept back for the overflow check)
+          if (sse) {
+            feedTap()
+            if (held !== undefined) chunks.unshift(held)
+            held = undefined
+          }
           for (const chunk of chunks) {
             unsent += chunk.length
             taken += chunk.length
-            ;(tap ??= createUsageTap(family, false)).feed(chunk)
+            ;(tap ??= createUsageTap(family, sse)).feed(chunk)
           }
           // (past its limit in all, the tap reads no usage: taps/tap.ts)
           if (taken <= MAX_TAPPED_JSON_BYTES) return

@@ -47,6 +47,7 @@ import {
   spentQuota,
 } from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
+import {createUsageTap} from './taps/index.js'
 import {MAX_TAPPED_JSON_BYTES} from './taps/tap.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
@@ -99,6 +100,27 @@ export function readAll(
       if (!ended) reject(new Error('the answer closed before its end'))
     })
   })
+}
+
+/**
+ * The usage of a JSON answer to a request streamed, read whole by the usage tap of its upstream's
+ * `family` (null past what the tap keeps, or when the answer broke off). `gone`: as readAll's.
+ */
+async function unstreamedUsage(
+  body: Dispatcher.ResponseData['body'],
+  family: Family,
+  gone: {readonly aborted: boolean},
+): Promise<Usage | null> {
+  let bytes: Buffer
+  try {
+    bytes = await readAll(body, MAX_TAPPED_JSON_BYTES, gone)
+  } catch {
+    return null
+  }
+  const tap = createUsageTap(family, false)
+  tap.feed(bytes)
+  tap.end()
+  return tap.usage() ?? null
 }
 
 /**
@@ -703,7 +725,21 @@ export async function relayTranslated(
   }
 
   if (!/text\/event-stream/i.test(contentType)) {
-    await upstream.body.dump().catch(() => undefined)
+    // a JSON answer (an upstream that ignored `stream`, a relay that answers so): its upstream
+    // bills it, so it is read whole for its usage (up to what the usage tap keeps), held as the
+    // relay holds one (proxy.ts ClientGone): a client that leaves meanwhile no longer aborts it,
+    // and its row is a 499 with that usage (nothing went out)
+    if (paused === undefined) {
+      ctx.clientGone.hold?.()
+      result.usage = await unstreamedUsage(upstream.body, upFamily, ctx.clientGone)
+      if (ctx.clientGone.aborted) {
+        result.status = 499
+        result.clientAborted = true
+        result.error = 'client closed the connection'
+        target.breaker?.release()
+        return
+      }
+    } else await upstream.body.dump().catch(() => undefined)
     const message = `${provider.name}: upstream answered ${status} with ${contentType || 'no content type'}, not a stream`
     target.breaker?.recordFailure(message)
     result.error = message
@@ -741,6 +777,14 @@ export async function relayTranslated(
   // a Messages upstream's pause is held back from the client while the turn may be continued
   translator.holdPause = translator.continuable && (paused?.count ?? 0) < MAX_CONTINUATIONS
   const body = upstream.body
+  // A stream held from its send (proxy.ts `billsStreamsCut`: Amazon Bedrock bills a stream whose
+  // reader left whole) is translated on to its end once its client left, for the usage on the row,
+  // its output dropped; bounded as relay.ts bounds one (the idle timeout from the leaving, and
+  // what the usage tap keeps in all). It may wait for the gone client's 'drain': resumed then.
+  const readOn = ctx.clientGone.held === true
+  if (readOn) ctx.clientGone.onLeft?.(() => body.resume())
+  /** The upstream's bytes read on after the client left ({@link readOn}). */
+  let unsent = 0
   const resume = (): void => {
     body.resume()
   }
@@ -829,11 +873,15 @@ export async function relayTranslated(
       if (chunks === undefined) return
       pending = undefined
       if (translator.done) return
+      const chunk = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
       if (res.destroyed) {
-        resolve({error: new Error('client closed the connection')})
-        return
+        unsent += chunk.length
+        if (!readOn || unsent > MAX_TAPPED_JSON_BYTES) {
+          resolve({error: new Error('client closed the connection')})
+          return
+        }
       }
-      const data = translator.push(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+      const data = translator.push(chunk)
       if (translator.done) sendLast(data)
       else {
         send(data)
@@ -926,6 +974,11 @@ export async function relayTranslated(
       failedBeforeFirstByte: `${provider.name}: upstream answered ${status}, then its body failed before the first byte: ${describeError(broken.error, ctx.timeouts)}`,
       silent: isSilence(broken.error),
     }
+  }
+  // (the client left a stream read on to its end: the status it got, why it has not the rest)
+  if (!broken && ctx.clientGone.aborted) {
+    result.clientAborted = true
+    result.error = 'client closed the connection'
   }
   if (broken) {
     const message = `${provider.name}: ${paused ? 'the continuation of a paused turn' : 'stream'} broke after the first byte: ${describeError(broken.error, ctx.timeouts)}`
