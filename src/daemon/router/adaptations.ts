@@ -37,7 +37,7 @@ import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {INPUT_ITEM_REQUIRES} from '../../protocols/responses-input.js'
-import {takesThinkingLevel, thinkingOffFields} from '../../protocols/thinking-off.js'
+import {nameLevel, takesThinkingLevel, thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {GeminiThinkingSent, SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
 import {refusesCacheTtl} from './cache-ttl.js'
@@ -1666,17 +1666,19 @@ function levelRefusal(
 ): {next: UpstreamAdaptation; note: string} | undefined {
   if (sent === undefined) return undefined
   const level = sent.toUpperCase()
-  const next = NEXT_LEVEL[level]
+  // (a relay's name that fixes the level, `gemini-3-pro-high`: that one at once, not a climb)
+  const named = nameLevel(model)
+  const next = named !== undefined && named !== level ? named : NEXT_LEVEL[level]
   if (!next || known.thinkingLevels?.[level] !== undefined) return undefined
   const {message} = errorParts(errorText)
-  const named = /thinking[ _]level (\w+) is not supported/i.exec(message)
-  if (named?.[1].toUpperCase() !== level) return undefined
+  const refused = /thinking[ _]level (\w+) is not supported/i.exec(message)
+  if (refused?.[1].toUpperCase() !== level) return undefined
   // (Vertex names the level in the same words for a Gemini 2.5 model, which takes none: a level
   // climbed only for a model that takes levels by its name, or where Google asks for another)
   if (!takesThinkingLevel(model) && !/retry with other thinking level/i.test(message)) return undefined
   return {
     next: {...known, thinkingLevels: {...known.thinkingLevels, [level]: next}},
-    note: `refused thinkingLevel ${sent}: sent again with ${next}, the next level up`,
+    note: `refused thinkingLevel ${sent}: sent again with ${next}, ${next === named ? 'the level its name says' : 'the next level up'}`,
   }
 }
 
