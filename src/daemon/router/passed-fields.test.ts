@@ -58,33 +58,37 @@ function only(...keep: string[]): Record<string, unknown> {
   return body
 }
 
+/** `diagnostics` refused in each host's words for a field its closed schema does not list. */
+const DIAGNOSTICS_REFUSED = [
+  anthropic('diagnostics: Extra inputs are not permitted'),
+  // Bedrock's words behind a relay
+  JSON.stringify({
+    message: 'The model returned the following errors: diagnostics: Extra inputs are not permitted',
+  }),
+  // LiteLLM's wrapping
+  JSON.stringify({
+    error: {
+      message: '{"message":"diagnostics: Extra inputs are not permitted"}. Received Model Group=claude',
+      type: 'None',
+    },
+  }),
+  // pydantic's plain text
+  '1 validation error for MessagesRequest\ndiagnostics\n  Extra inputs are not permitted [type=extra_forbidden]',
+  // Bedrock's older words
+  anthropic('Malformed input request: #: extraneous key [diagnostics] is not permitted, please reformat'),
+  // OpenAI's, serde's and zod's words for a field they do not know
+  anthropic("Unknown parameter: 'diagnostics'."),
+  anthropic('unknown field `diagnostics`, expected one of `model`, `messages`'),
+  anthropic("Unrecognized key(s) in object: 'diagnostics'"),
+  // FastAPI's list
+  JSON.stringify({
+    detail: [{type: 'extra_forbidden', loc: ['body', 'diagnostics'], msg: 'Extra inputs'}],
+  }),
+]
+
 describe("a strict host's refusal of a Messages body's fields", () => {
   it('a top-level field in any of its words: learned away, described, cut out of the bytes', () => {
-    const words = [
-      anthropic('diagnostics: Extra inputs are not permitted'),
-      // Bedrock's words behind a relay
-      JSON.stringify({
-        message: 'The model returned the following errors: diagnostics: Extra inputs are not permitted',
-      }),
-      // LiteLLM's wrapping
-      JSON.stringify({
-        error: {
-          message: '{"message":"diagnostics: Extra inputs are not permitted"}. Received Model Group=claude',
-          type: 'None',
-        },
-      }),
-      // pydantic's plain text
-      '1 validation error for MessagesRequest\ndiagnostics\n  Extra inputs are not permitted [type=extra_forbidden]',
-      // Bedrock's older words
-      anthropic('Malformed input request: #: extraneous key [diagnostics] is not permitted, please reformat'),
-      // OpenAI's and serde's words for a field they do not know
-      anthropic("Unknown parameter: 'diagnostics'."),
-      anthropic('unknown field `diagnostics`, expected one of `model`, `messages`'),
-      // FastAPI's list
-      JSON.stringify({
-        detail: [{type: 'extra_forbidden', loc: ['body', 'diagnostics'], msg: 'Extra inputs'}],
-      }),
-    ]
+    const words = DIAGNOSTICS_REFUSED
     for (const text of words) {
       const a = new UpstreamAdaptations()
       expect(a.learn('bedrock', 'claude', text, passed(only('diagnostics')), 400), text).toBe(
@@ -266,16 +270,7 @@ describe("a strict host's refusal of a Messages body's fields", () => {
 
   it("one of Claude Code's newer fields refused in a closed schema's words: the others it carries go in the same retry", () => {
     const all = "its tools' eager_input_streaming"
-    const words = [
-      anthropic('diagnostics: Extra inputs are not permitted'),
-      '1 validation error for MessagesRequest\ndiagnostics\n  Extra inputs are not permitted [type=extra_forbidden]',
-      anthropic('Malformed input request: #: extraneous key [diagnostics] is not permitted, please reformat'),
-      anthropic("Unrecognized key(s) in object: 'diagnostics'"),
-      anthropic('unknown field `diagnostics`, expected one of `model`, `messages`'),
-      JSON.stringify({
-        detail: [{type: 'extra_forbidden', loc: ['body', 'diagnostics'], msg: 'Extra inputs'}],
-      }),
-    ]
+    const words = DIAGNOSTICS_REFUSED
     for (const text of words) {
       const a = new UpstreamAdaptations()
       expect(a.learn('bedrock', 'claude', text, passed(), 400), text).toBe(
