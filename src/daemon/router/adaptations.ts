@@ -156,17 +156,20 @@ const UNKNOWN_FIELD =
 
 /**
  * The places a refusal's words for a field it does not know name ({@link UNKNOWN_FIELD}, a strict
- * server's list, {@link LISTS_FIELDS}), each with the path the validator put before its words: zod's
- * "tools.0: Unrecognized key(s) in object: 'eager_input_streaming'" names a member of a tool,
- * "messages.0.content.0: Unrecognized key(s) in object: 'speed'" a member inside the conversation
- * (`messages.0.content.0.speed`), never the top-level field of that name; a path of one word
- * ("Bad Request: Unknown parameter: speed") is a prefix of the message, not a place. `words`
- * without the request's echoes ({@link withoutEchoes}).
+ * server's list, {@link LISTS_FIELDS}), each with the path the validator put before its words where
+ * that path starts at a field the request sent (`fields`): zod's "tools.0: Unrecognized key(s) in
+ * object: 'eager_input_streaming'" names a member of a tool, "messages.0.content.0: Unrecognized
+ * key(s) in object: 'speed'" a member inside the conversation (`messages.0.content.0.speed`), never
+ * the top-level field of that name; another word before them is a prefix of the message, not a
+ * place ("litellm.BadRequestError: Unknown parameter: speed"). `words` without the request's echoes
+ * ({@link withoutEchoes}).
  */
-function unknownNamed(words: string): string[] {
+function unknownNamed(words: string, fields: readonly string[]): string[] {
   const at = (index: number, name: string): string => {
     const path = /([A-Za-z_][\w.[\]]{0,160})\s*:\s*$/.exec(words.slice(Math.max(0, index - 170), index))?.[1]
-    return path !== undefined && /[.[]/.test(path) ? `${path.replace(/\[(\d+)\]/g, '.$1')}.${name}` : name
+    return path !== undefined && fields.includes(/^\w+/.exec(path)![0])
+      ? `${path.replace(/\[(\d+)\]/g, '.$1')}.${name}`
+      : name
   }
   const named = [...words.matchAll(UNKNOWN_FIELD)].map((m) => at(m.index, m[1]))
   const listed = LISTS_FIELDS.exec(words)
@@ -205,7 +208,7 @@ export function unknownResponsesFields(errorText: string, sent: readonly string[
   const pydantic = [...words.matchAll(PYDANTIC_EXTRA)].map((m) => m[1])
   if (pydantic.length > 0) return judge(pydantic)
   if (ECHOES_INPUT.test(message)) return undefined
-  const named = unknownNamed(words)
+  const named = unknownNamed(words, sent)
   if (named.length > 0) return judge(named)
   // a bare `param` beside words for a field it does not know, never for a value it does not take
   // ("Invalid value for 'service_tier': 'flex' is not supported", "... is unsupported when tools is
@@ -441,7 +444,7 @@ export function passedMessagesFields(
   let closed = places.length > 0
   if (places.length === 0) {
     if (ECHOES_INPUT.test(message)) return undefined
-    places.push(...unknownNamed(words))
+    places.push(...unknownNamed(words, sent.fields))
     closed = CLOSED_SCHEMA.test(words)
   }
   if (places.length === 0) return undefined

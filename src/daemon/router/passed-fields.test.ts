@@ -258,6 +258,16 @@ describe("a strict host's refusal of a Messages body's fields", () => {
         400,
       ),
     ).toBe("refused its tools' eager_input_streaming: sent again without it")
+    // ...and a prefix that is no field of the request is no place
+    expect(
+      new UpstreamAdaptations().learn(
+        'litellm',
+        'm',
+        anthropic('litellm.BadRequestError: Unknown parameter: speed'),
+        passed(only('speed')),
+        400,
+      ),
+    ).toBe('refused speed: sent again without it')
     // a Responses body passed through the same: serde's and zod's echoes teach Codex's body nothing
     const codex = sentOfPassedResponses({model: 'gpt-5.5', input: 'hi', stream: true, speed: 'fast'})
     for (const text of [
