@@ -38,14 +38,7 @@ import type {UpstreamAdaptations} from './adaptations.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
-import {
-  noWaitHelps,
-  statedRetryAfter,
-  retryAfterFromMs,
-  saidRetryAfter,
-  settle429,
-  spentQuota,
-} from './rate-limit.js'
+import {noWaitHelps, retryAfterFromMs, waitHeaders, settle429, spentQuota} from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
 import {MAX_TAPPED_JSON_BYTES} from './taps/tap.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
@@ -477,17 +470,16 @@ export async function relayTranslated(
       if (typeof value === 'string') passed[name] = value
     }
     // Google states its wait in the body only (RetryInfo, and its words), some servers in their
-    // words only ("Please try again in 7s."): said as the header the client's SDK reads
-    // (./rate-limit.ts), as a stream's first-event 429 gets it; none for a spent quota
+    // words only ("Please try again in 7s."): said as the header the client's SDK reads, a wait
+    // past a minute as `x-should-retry: false` (./rate-limit.ts `waitHeaders`), as a stream's
+    // first-event 429 gets it; none for a spent quota
     if (
       status === 429 &&
       !quotaSpent &&
       passed['retry-after'] === undefined &&
       passed['retry-after-ms'] === undefined
-    ) {
-      const seconds = statedRetryAfter(text, said)
-      if (seconds !== undefined) passed['retry-after'] = seconds
-    }
+    )
+      for (const [name, value] of Object.entries(waitHeaders(text, said, family))) passed[name] ??= value
     if (quotaSpent && passed['x-should-retry'] === undefined) passed['x-should-retry'] = 'false'
     // a prompt past the model's context window, in the words the agent acts on (Claude Code
     // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every
@@ -593,11 +585,12 @@ export async function relayTranslated(
       result.error = message
       // any 429 but a spent quota: the longer of Google's RetryInfo and the wait its words state,
       // else the first of Codex's waits, as a stream's first-event 429 gets it (`earlyError` below)
-      const wait = said.status === 429 && !quotaSpent ? saidRetryAfter(text, said.message) : undefined
+      const wait =
+        said.status === 429 && !quotaSpent ? waitHeaders(text, said.message, family, true) : undefined
       sendFamilyError(res, family, said.status, message, {
         requestId: result.requestId,
         ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
-        ...(wait !== undefined ? {headers: {'retry-after': wait}} : {}),
+        ...(wait !== undefined ? {headers: wait} : {}),
       })
       return
     }
@@ -1029,7 +1022,8 @@ function earlyError(
   // retries no 429 without it (it ended the turn, "exceeded retry limit, last status: 429", where
   // this was a 502 it retried before the stream's 429 was read); Claude Code and the OpenAI SDKs
   // wait what it says; a Gemini client gets it as RetryInfo.
-  const wait = early.status === 429 && !quotaSpent ? saidRetryAfter(google, early.message) : undefined
+  const wait =
+    early.status === 429 && !quotaSpent ? waitHeaders(google, early.message, family, true) : undefined
   sendFamilyError(
     res,
     family,
@@ -1039,7 +1033,7 @@ function earlyError(
       requestId: result.requestId,
       ...(early.code ? {code: early.code} : {}),
       ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
-      ...(wait !== undefined ? {headers: {'retry-after': wait}} : {}),
+      ...(wait !== undefined ? {headers: wait} : {}),
     },
   )
   return undefined
@@ -1077,7 +1071,7 @@ async function continuationRefused(
     if (last429) {
       settle429(target, `${provider.name}: the continuation of a paused turn: upstream answered 429`, false)
       // (a wait in `retry-after-ms` only, as `retry-after` too: the proxy's rule for a first answer)
-      const seconds = retryAfterFromMs(upstream.headers)
+      const seconds = retryAfterFromMs(upstream.headers, ctx.family)
       if (seconds !== undefined) upstream.headers['retry-after'] = seconds
     }
     return 'answer'
