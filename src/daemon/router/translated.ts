@@ -22,6 +22,7 @@ import {
   translateResponseText,
   upstreamErrorMessage,
 } from '../../protocols/translate.js'
+import {namedStatus} from '../../protocols/errors.js'
 import {
   contextOverflowError,
   inEntranceWords,
@@ -370,9 +371,14 @@ function endAsItIs(ctx: RelayContext, translator: StreamTranslator, message: str
 
 /**
  * The error of an answer that is an error alone (`{"error": {...}}`, no choices, output, content or
- * candidates), with the status its code names (a 4xx or 5xx; else 502), or undefined.
+ * candidates), with the status its code names: a number (one-api's `429`, LiteLLM's `"429"`, a
+ * 4xx or 5xx), else a name it knows (`rate_limit_exceeded`, `insufficient_quota` 429,
+ * `context_length_exceeded` 400, `invalid_api_key` 401, `model_not_found` 404: ../../protocols/
+ * errors.ts `namedStatus`, in its code or its type, as OpenRouter, new-api and one-api answer them
+ * with HTTP 200), else 502; and its string code, kept for an OpenAI client (Codex reads
+ * `insufficient_quota`). Undefined for any other answer.
  */
-export function errorOnly(body: unknown): {message: string; status: number} | undefined {
+export function errorOnly(body: unknown): {message: string; status: number; code?: string} | undefined {
   if (body === null || typeof body !== 'object') return undefined
   const b = body as Record<string, unknown>
   if (b.error === undefined || b.error === null) return undefined
@@ -383,15 +389,16 @@ export function errorOnly(body: unknown): {message: string; status: number} | un
     b.candidates !== undefined
   )
     return undefined
-  const error = b.error as {message?: unknown; code?: unknown; status?: unknown} | string
+  const error = b.error as {message?: unknown; code?: unknown; status?: unknown; type?: unknown} | string
+  if (typeof error === 'string') return {message: error, status: 502}
   const message =
-    typeof error === 'string'
-      ? error
-      : typeof error.message === 'string'
-        ? error.message
-        : excerpt(JSON.stringify(error)) || 'an error'
-  const code = typeof error === 'object' ? Number(error.code) || Number(error.status) : NaN
-  return {message, status: code >= 400 && code <= 599 ? code : 502}
+    typeof error.message === 'string' ? error.message : excerpt(JSON.stringify(error)) || 'an error'
+  const number = Number(error.code) || Number(error.status)
+  if (number >= 400 && number <= 599) return {message, status: number}
+  const status = namedStatus(error.code) ?? namedStatus(error.type) ?? 502
+  return typeof error.code === 'string' && error.code !== ''
+    ? {message, status, code: error.code}
+    : {message, status}
 }
 
 /** Ends a translated stream with its last text (nothing when the client left). */
@@ -591,6 +598,7 @@ export async function relayTranslated(
         requestId: result.requestId,
         ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
         ...(wait !== undefined ? {headers: wait} : {}),
+        ...(said.code ? {code: said.code} : {}),
       })
       return
     }

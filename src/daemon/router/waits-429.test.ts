@@ -188,3 +188,65 @@ describe('a RetryInfo past a minute, translated', () => {
     expect(calls).toBe(1)
   })
 })
+
+describe('a 200 whose body is an error named by a string code, translated', () => {
+  const said = (code: string, message: string) =>
+    JSON.stringify({error: {code, message, type: 'new_api_error'}})
+  const relay = (): ProxyTarget[] => [{...chatTarget('relay', 'sim-pro', upstream.origin), translate: true}]
+
+  it.each([
+    ['model_not_found', 'The model `x` does not exist', Anthropic.NotFoundError, 404],
+    ['invalid_api_key', 'Incorrect API key provided', Anthropic.AuthenticationError, 401],
+    [
+      'context_length_exceeded',
+      "This model's maximum context length is 4096 tokens",
+      Anthropic.BadRequestError,
+      400,
+    ],
+    ['weird_failure', 'Something broke', Anthropic.InternalServerError, 502],
+  ] as const)('%s to Claude Code: %s, the words kept', async (code, message, type, status) => {
+    targets = relay()
+    answer = {status: 200, body: said(code, message)}
+    const error = await askClaude(0)
+    expect(error).toBeInstanceOf(type)
+    expect(error?.status).toBe(status)
+    expect(error?.message).toContain(message)
+  })
+
+  it('rate_limit_exceeded to Claude Code: a 429 with the wait its words state', async () => {
+    targets = relay()
+    answer = {status: 200, body: said('rate_limit_exceeded', 'Rate limit reached. Please try again in 20s.')}
+    const error = await askClaude(0)
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError)
+    expect(error?.headers?.get('retry-after')).toBe('20')
+  })
+
+  it('insufficient_quota: a 429 no SDK retries (one request), and its code to a Responses client (Codex reads it)', async () => {
+    targets = relay()
+    answer = {status: 200, body: said('insufficient_quota', 'You exceeded your current quota')}
+    const error = await askClaude()
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError)
+    expect(error?.headers?.get('x-should-retry')).toBe('false')
+    expect(calls).toBe(1)
+    const responses = await new OpenAI({
+      baseURL: `${gateway.url}/v1`,
+      apiKey: 'gw-key',
+      maxRetries: 0,
+    }).responses
+      .create({model: 'sim-pro', input: 'hi'})
+      .then(
+        () => undefined,
+        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+      )
+    expect(responses).toBeInstanceOf(OpenAI.RateLimitError)
+    expect(responses?.code).toBe('insufficient_quota')
+  })
+
+  it("a chat stream's first chunk naming model_not_found: a 404 to Claude Code's stream", async () => {
+    targets = relay()
+    answer = {status: 200, sse: true, body: `data: ${said('model_not_found', 'No such model: sim-pro')}\n\n`}
+    const error = await askClaude(0, true)
+    expect(error).toBeInstanceOf(Anthropic.NotFoundError)
+    expect(error?.message).toContain('No such model: sim-pro')
+  })
+})
