@@ -158,9 +158,10 @@ const STATED_WAIT = new RegExp(`(?:try again|retry) in ((?:${WAIT_PART.source} ?
 const MOST_STATED_WAIT_S = 86_400
 /**
  * The longest wait a 429's words or its RetryInfo give as `retry-after`: a minute. The Anthropic
- * and OpenAI SDKs (Claude Code's, the Agents SDK's) honour a `retry-after` only below 60 s, their
- * own backoff otherwise; Codex waits whatever it says, 5 times (docs/RELIABILITY.md), so Groq's
- * per-day "Please try again in 13m55.2s." as `retry-after: 836` held it 70 minutes. A longer wait
+ * SDK (Claude Code's) honours a `retry-after` only below 60 s, its own backoff otherwise; the
+ * OpenAI SDK (openai-node 6.49 `retryRequest`: "just do what it says") and Codex wait whatever it
+ * says (Codex 5 times, docs/RELIABILITY.md), so Groq's per-day "Please try again in 13m55.2s." as
+ * `retry-after: 836` held Codex 70 minutes. A longer wait
  * gets `x-should-retry: false` instead ({@link waitHeaders}): Codex ends the turn and says the 429,
  * the SDKs end the request rather than retry into it.
  */
@@ -208,11 +209,11 @@ export function bodyWaitMs(text: string): BodyWait | undefined {
  * - A wait of a minute or less: `retry-after`, in whole seconds (rounded up, at least 1), which
  *   Codex, Claude Code and the Anthropic and OpenAI SDKs wait out before they retry.
  * - A longer one ({@link MOST_SAID_WAIT_MS}): `x-should-retry: false` and no `retry-after`. The
- *   SDKs honour a `retry-after` only below 60 s and retry on their own short backoff otherwise
- *   (anthropic-sdk-typescript and openai-node `retryRequest`), each retry refused again (Claude
- *   Code 10 of them); Codex waits any `retry-after`, 5 times (a `retryDelay` of 3600 s held it 5
- *   hours). Told not to retry, the SDK ends the request with the upstream's words, which say the
- *   wait. To a Gemini client (`family` gemini) the wait as it is, long too: it becomes Google's
+ *   Anthropic SDK honours a `retry-after` only below 60 s and retries on its own short backoff
+ *   otherwise, each retry refused again (Claude Code 10 of them); the OpenAI SDK (openai-node
+ *   `retryRequest`) and Codex wait any `retry-after` (Codex 5 times: a `retryDelay` of 3600 s
+ *   held it 5 hours). Told not to retry, the SDK ends the request with the upstream's words,
+ *   which say the wait. To a Gemini client (`family` gemini) the wait as it is, long too: it becomes Google's
  *   `RetryInfo` in the body (./error-shape.ts), which Gemini CLI reads (not the header) and ends
  *   the turn on past 5 minutes itself (`classifyGoogleError`, TerminalQuotaError).
  * - None stated: `retry-after` the first of Codex's waits ({@link RETRY_429}) when `fallback` (a
@@ -240,7 +241,8 @@ export function waitHeaders(
  * header Claude Code's own retry loop and Codex read (neither reads `-ms`). Undefined when
  * `retry-after` is there already or `retry-after-ms` is no number, and for a wait past a minute
  * ({@link MOST_SAID_WAIT_MS}) but to a Gemini client (`family`): the SDKs read `retry-after-ms`
- * themselves, and Codex would wait any `retry-after` 5 times; a Gemini client gets it as Google's
+ * themselves (the Anthropic SDK then backs off on its own, the OpenAI SDK waits it), and Codex
+ * would wait any `retry-after` 5 times; a Gemini client gets it as Google's
  * RetryInfo (./error-shape.ts), which Gemini CLI ends the turn on past 5 minutes.
  */
 export function retryAfterFromMs(headers: IncomingHttpHeaders, family: Family): string | undefined {

@@ -2,7 +2,8 @@
  * The wait a 429 states in its body alone, as the client's SDK reads it (waits61): passed through
  * untranslated, the Anthropic and OpenAI SDKs get `retry-after` from Google's RetryInfo or from the
  * words ("Please try again in 20s"), the body's bytes as they came; a wait past a minute,
- * RetryInfo's too, `x-should-retry: false` rather than a `retry-after` they ignore; a Gemini client
+ * RetryInfo's too, `x-should-retry: false` rather than a `retry-after` the Anthropic SDK ignores and
+ * the OpenAI SDK and Codex wait out; a Gemini client
  * Google's body alone, which Gemini CLI reads. And a 200 whose body is an error named by a string
  * code (OpenRouter, new-api, one-api) gets the status that code means, not a 502. The clients are
  * the official SDKs, in front of a scripted upstream.
@@ -13,7 +14,14 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyTarget} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
-import {chatTarget, messagesTarget, ProxyGateway, responsesTarget, startUpstream} from './proxy-fixture.js'
+import {
+  askMessages,
+  chatTarget,
+  messagesTarget,
+  ProxyGateway,
+  responsesTarget,
+  startUpstream,
+} from './proxy-fixture.js'
 
 /** What the scripted upstream answers, and how often it was asked. */
 let answer: {status: number; body: string; headers?: Record<string, string>; sse?: boolean}
@@ -90,6 +98,13 @@ const google = (retryDelay: string, words: string) =>
     },
   })
 
+/** An OpenAI-compatible server's rate-limit 429 with `message`, and the wait `headers` it sends. */
+const limited = (message: string, headers: Record<string, string>) => ({
+  status: 429,
+  body: JSON.stringify({error: {message, code: 'rate_limit_exceeded'}}),
+  headers,
+})
+
 describe('a 429 passed through whose body alone states its wait', () => {
   it("Claude Code's SDK on a Messages relay whose words say the wait: retry-after, the body's bytes as they came", async () => {
     targets = [messagesTarget('relay', 'claude-sonnet-4-5', upstream.origin)]
@@ -102,16 +117,7 @@ describe('a 429 passed through whose body alone states its wait', () => {
     expect(error).toBeInstanceOf(Anthropic.RateLimitError)
     expect(error?.headers?.get('retry-after')).toBe('20')
     expect(error?.headers?.get('x-should-retry')).toBeNull()
-    const res = await fetch(`${gateway.url}/v1/messages`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json', 'x-api-key': 'gw-key'},
-      body: JSON.stringify({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 8,
-        messages: [{role: 'user', content: 'hi'}],
-      }),
-    })
-    expect(await res.text()).toBe(body)
+    expect(await (await askMessages(gateway.url)).text()).toBe(body)
   })
 
   it("an OpenAI SDK chat client on a relay forwarding Google's 429: the longer of RetryInfo's 37 s and the words' 37.5 s", async () => {
@@ -124,16 +130,12 @@ describe('a 429 passed through whose body alone states its wait', () => {
 
   it("the upstream's own retry-after stays as it came", async () => {
     targets = [chatTarget('relay', 'sim-pro', upstream.origin)]
-    answer = {
-      status: 429,
-      body: JSON.stringify({error: {message: 'Please try again in 20s.', code: 'rate_limit_exceeded'}}),
-      headers: {'retry-after': '5'},
-    }
+    answer = limited('Please try again in 20s.', {'retry-after': '5'})
     const error = await askChat(0)
     expect(error?.headers?.get('retry-after')).toBe('5')
   })
 
-  it('a RetryInfo of an hour that is no daily quota: x-should-retry: false, and the SDK asks once (it retried 3 times)', async () => {
+  it('a RetryInfo of an hour that is no daily quota: x-should-retry: false, and the SDK asks once (on retry-after: 3600 it waited the hour)', async () => {
     targets = [chatTarget('relay', 'sim-pro', upstream.origin)]
     answer = {status: 429, body: google('3600s', '3600s')}
     const error = await askChat()
@@ -145,11 +147,7 @@ describe('a 429 passed through whose body alone states its wait', () => {
 
   it('a wait past a minute in retry-after-ms only is not made a retry-after to Codex (which would wait it 5 times)', async () => {
     targets = [responsesTarget('relay', 'gpt-5', upstream.origin)]
-    answer = {
-      status: 429,
-      body: JSON.stringify({error: {message: 'Rate limited', code: 'rate_limit_exceeded'}}),
-      headers: {'retry-after-ms': '3600000'},
-    }
+    answer = limited('Rate limited', {'retry-after-ms': '3600000'})
     const res = await fetch(`${gateway.url}/v1/responses`, {
       method: 'POST',
       headers: {'content-type': 'application/json', originator: 'codex_exec', authorization: 'Bearer gw-key'},
