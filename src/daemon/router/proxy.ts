@@ -1872,7 +1872,7 @@ export async function proxyRequest(
       // itself rather than end its turn, and Claude Code waits as long as asked (it retried after
       // 0.7 s on a 1.5 s wait, audit57); a Gemini client gets it as RetryInfo (error-shape.ts)
       if (status === 429) {
-        const seconds = retryAfterFromMs(upstream.headers)
+        const seconds = retryAfterFromMs(upstream.headers, family)
         if (seconds !== undefined) upstream.headers['retry-after'] = seconds
       }
       attempts.push({provider: provider.name, status, error: message})

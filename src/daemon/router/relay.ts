@@ -12,7 +12,7 @@ import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
-import {noWaitHelps} from './rate-limit.js'
+import {noWaitHelps, waitHeaders} from './rate-limit.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
 import {overflowFirstEvent} from './stream-overflow.js'
@@ -354,6 +354,18 @@ export async function relay(
     // `noWaitHelps`), read from the upstream's own words: a body in another family's shape is
     // rewrapped below, and the rewrap keeps the words but not the code
     const quotaSpent = noWaitHelps(status, text)
+    // A wait its body alone states (RetryInfo, "Please try again in 20s."), said as the header the
+    // Anthropic and OpenAI SDKs and Codex read, a wait past a minute as `x-should-retry: false`
+    // (./rate-limit.ts `waitHeaders`); the body as it came. Not to a Gemini client: Gemini CLI
+    // reads Google's RetryInfo and words from the body itself, never the header
+    const wait =
+      status === 429 &&
+      !quotaSpent &&
+      family !== 'gemini' &&
+      headers['retry-after'] === undefined &&
+      headers['retry-after-ms'] === undefined
+        ? waitHeaders(text, text, family)
+        : undefined
     const overflow = await overflowAnswer(family, status, text, target.provider.name, result.requestId)
     if (overflow?.window) result.contextWindow = overflow.window
     if (overflow?.answer) {
@@ -380,6 +392,7 @@ export async function relay(
       (quotaSpent || noWaitHelps(status, text))
     )
       headers['x-should-retry'] = 'false'
+    if (wait) for (const [name, value] of Object.entries(wait)) headers[name] ??= value
     // (nobody to read the answer, whose words alone said why (a request held after its client left,
     // proxy.ts ClientGone): the row keeps them, after the leaving)
     if (clientGone.aborted)

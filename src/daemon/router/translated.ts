@@ -22,6 +22,7 @@ import {
   translateResponseText,
   upstreamErrorMessage,
 } from '../../protocols/translate.js'
+import {namedStatus} from '../../protocols/errors.js'
 import {
   contextOverflowError,
   inEntranceWords,
@@ -38,14 +39,7 @@ import type {UpstreamAdaptations} from './adaptations.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
-import {
-  noWaitHelps,
-  statedRetryAfter,
-  retryAfterFromMs,
-  saidRetryAfter,
-  settle429,
-  spentQuota,
-} from './rate-limit.js'
+import {noWaitHelps, retryAfterFromMs, waitHeaders, settle429, spentQuota} from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
 import {createUsageTap} from './taps/index.js'
 import {MAX_TAPPED_JSON_BYTES} from './taps/tap.js'
@@ -399,9 +393,14 @@ function endAsItIs(ctx: RelayContext, translator: StreamTranslator, message: str
 
 /**
  * The error of an answer that is an error alone (`{"error": {...}}`, no choices, output, content or
- * candidates), with the status its code names (a 4xx or 5xx; else 502), or undefined.
+ * candidates), with the status its code names: a number (one-api's `429`, LiteLLM's `"429"`, a
+ * 4xx or 5xx), else a name it knows (`rate_limit_exceeded`, `insufficient_quota` 429,
+ * `context_length_exceeded` 400, `invalid_api_key` 401, `model_not_found` 404: ../../protocols/
+ * errors.ts `namedStatus`, in its code or its type, as OpenRouter, new-api and one-api answer them
+ * with HTTP 200), else 502; and its string code, kept for an OpenAI client (Codex reads
+ * `insufficient_quota`). Undefined for any other answer.
  */
-export function errorOnly(body: unknown): {message: string; status: number} | undefined {
+export function errorOnly(body: unknown): {message: string; status: number; code?: string} | undefined {
   if (body === null || typeof body !== 'object') return undefined
   const b = body as Record<string, unknown>
   if (b.error === undefined || b.error === null) return undefined
@@ -412,15 +411,16 @@ export function errorOnly(body: unknown): {message: string; status: number} | un
     b.candidates !== undefined
   )
     return undefined
-  const error = b.error as {message?: unknown; code?: unknown; status?: unknown} | string
+  const error = b.error as {message?: unknown; code?: unknown; status?: unknown; type?: unknown} | string
+  if (typeof error === 'string') return {message: error, status: 502}
   const message =
-    typeof error === 'string'
-      ? error
-      : typeof error.message === 'string'
-        ? error.message
-        : excerpt(JSON.stringify(error)) || 'an error'
-  const code = typeof error === 'object' ? Number(error.code) || Number(error.status) : NaN
-  return {message, status: code >= 400 && code <= 599 ? code : 502}
+    typeof error.message === 'string' ? error.message : excerpt(JSON.stringify(error)) || 'an error'
+  const number = Number(error.code) || Number(error.status)
+  if (number >= 400 && number <= 599) return {message, status: number}
+  const status = namedStatus(error.code) ?? namedStatus(error.type) ?? 502
+  return typeof error.code === 'string' && error.code !== ''
+    ? {message, status, code: error.code}
+    : {message, status}
 }
 
 /** Ends a translated stream with its last text (nothing when the client left). */
@@ -499,17 +499,16 @@ export async function relayTranslated(
       if (typeof value === 'string') passed[name] = value
     }
     // Google states its wait in the body only (RetryInfo, and its words), some servers in their
-    // words only ("Please try again in 7s."): said as the header the client's SDK reads
-    // (./rate-limit.ts), as a stream's first-event 429 gets it; none for a spent quota
+    // words only ("Please try again in 7s."): said as the header the client's SDK reads, a wait
+    // past a minute as `x-should-retry: false` (./rate-limit.ts `waitHeaders`), as a stream's
+    // first-event 429 gets it; none for a spent quota
     if (
       status === 429 &&
       !quotaSpent &&
       passed['retry-after'] === undefined &&
       passed['retry-after-ms'] === undefined
-    ) {
-      const seconds = statedRetryAfter(text, said)
-      if (seconds !== undefined) passed['retry-after'] = seconds
-    }
+    )
+      for (const [name, value] of Object.entries(waitHeaders(text, said, family))) passed[name] ??= value
     if (quotaSpent && passed['x-should-retry'] === undefined) passed['x-should-retry'] = 'false'
     // a prompt past the model's context window, in the words the agent acts on (Claude Code
     // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every
@@ -615,11 +614,13 @@ export async function relayTranslated(
       result.error = message
       // any 429 but a spent quota: the longer of Google's RetryInfo and the wait its words state,
       // else the first of Codex's waits, as a stream's first-event 429 gets it (`earlyError` below)
-      const wait = said.status === 429 && !quotaSpent ? saidRetryAfter(text, said.message) : undefined
+      const wait =
+        said.status === 429 && !quotaSpent ? waitHeaders(text, said.message, family, true) : undefined
       sendFamilyError(res, family, said.status, message, {
         requestId: result.requestId,
         ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
-        ...(wait !== undefined ? {headers: {'retry-after': wait}} : {}),
+        ...(wait !== undefined ? {headers: wait} : {}),
+        ...(said.code ? {code: said.code} : {}),
       })
       return
     }
@@ -1082,7 +1083,8 @@ function earlyError(
   // retries no 429 without it (it ended the turn, "exceeded retry limit, last status: 429", where
   // this was a 502 it retried before the stream's 429 was read); Claude Code and the OpenAI SDKs
   // wait what it says; a Gemini client gets it as RetryInfo.
-  const wait = early.status === 429 && !quotaSpent ? saidRetryAfter(google, early.message) : undefined
+  const wait =
+    early.status === 429 && !quotaSpent ? waitHeaders(google, early.message, family, true) : undefined
   sendFamilyError(
     res,
     family,
@@ -1092,7 +1094,7 @@ function earlyError(
       requestId: result.requestId,
       ...(early.code ? {code: early.code} : {}),
       ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
-      ...(wait !== undefined ? {headers: {'retry-after': wait}} : {}),
+      ...(wait !== undefined ? {headers: wait} : {}),
     },
   )
   return undefined
@@ -1130,7 +1132,7 @@ async function continuationRefused(
     if (last429) {
       settle429(target, `${provider.name}: the continuation of a paused turn: upstream answered 429`, false)
       // (a wait in `retry-after-ms` only, as `retry-after` too: the proxy's rule for a first answer)
-      const seconds = retryAfterFromMs(upstream.headers)
+      const seconds = retryAfterFromMs(upstream.headers, ctx.family)
       if (seconds !== undefined) upstream.headers['retry-after'] = seconds
     }
     return 'answer'
