@@ -121,6 +121,10 @@ export const SIM_QUIRKS = [
   'ollama-effort',
   'pydantic-effort',
   'no-effort-model',
+  // Z.AI's GLM-4.6 on: a tool call's arguments held and sent whole at the end of the stream,
+  // unless the request asks `tool_stream: true` (then streamed in pieces, the call's head beside
+  // the last reasoning)
+  'glm-tool-stream',
   // a model that always thinks: Z.AI's GLM-5.3 (1210: no off switch, efforts low, high, max only)
   'zai-always-thinks',
   // a thinking form refused by an Anthropic-compatible server: MiniMax-M3's refusal of `enabled`,
