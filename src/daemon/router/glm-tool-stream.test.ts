@@ -10,13 +10,13 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {simProxy} from '../../../test/helpers/sim-proxy.js'
 import type {ProxyTarget} from './proxy.js'
+import {claudeCodeHeaders, serveOrigins} from './proxy-fixture.js'
 
 let targets: ProxyTarget[] = []
 const proxied = simProxy({route: () => ({targets})})
 const {gateway} = proxied
 let simOrigin = ''
-const get = gateway.pools.get.bind(gateway.pools)
-gateway.pools.get = (origin, timeouts) => get(origin === 'https://api.z.ai' ? simOrigin : origin, timeouts)
+serveOrigins(gateway, new Set(['https://api.z.ai']), () => simOrigin)
 
 beforeAll(async () => {
   simOrigin = (await proxied.start()).origin
@@ -35,13 +35,7 @@ const glm = (baseUrl: string): ProxyTarget => ({
 async function claudeCodeTurn(): Promise<Array<Record<string, any>>> {
   const res = await fetch(`${gateway.url}/v1/messages`, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-api-key': 'gw',
-      'anthropic-version': '2023-06-01',
-      'user-agent': 'claude-cli/2.1.332 (external, cli)',
-      'x-sim-quirk': 'glm-tool-stream',
-    },
+    headers: claudeCodeHeaders({'x-sim-quirk': 'glm-tool-stream'}),
     body: JSON.stringify({
       model: 'claude-sonnet-4-5',
       max_tokens: 32000,

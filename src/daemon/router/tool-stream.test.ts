@@ -11,10 +11,16 @@
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {strictFieldsProblem} from '../../sim/upstream/quirks.js'
+import {strictFieldsRefusal} from '../../sim/upstream/quirks.js'
 import {asksToolStream, withToolStream} from './plain-tools.js'
 import type {ProxyTarget} from './proxy.js'
-import {CHAT_ANSWER, chatTarget, judgedMessagesGateway} from './proxy-fixture.js'
+import {
+  CHAT_ANSWER,
+  chatTarget,
+  judgedMessagesGateway,
+  serveOrigins,
+  translatedChatTarget,
+} from './proxy-fixture.js'
 
 const ZAI = 'https://api.z.ai'
 const BIGMODEL = 'https://open.bigmodel.cn'
@@ -30,29 +36,17 @@ const STREAM =
 
 let targets: ProxyTarget[] = []
 const {gateway, upstream, received, start, clear, close, post} = judgedMessagesGateway(
-  (body) => {
-    const refused = body.model === STRICT ? strictFieldsProblem(body) : undefined
-    return refused
-      ? {
-          status: 400,
-          body: {error: {message: refused, type: 'invalid_request_error', param: null, code: null}},
-        }
-      : undefined
-  },
+  (body) => (body.model === STRICT ? strictFieldsRefusal(body) : undefined),
   {route: () => ({targets})},
   {stream: STREAM, json: CHAT_ANSWER},
 )
 // (the vendors' origins served by the scripted upstream)
-const get = gateway.pools.get.bind(gateway.pools)
-gateway.pools.get = (origin, timeouts) => get(VENDORS.has(origin) ? upstream.origin : origin, timeouts)
+serveOrigins(gateway, VENDORS, () => upstream.origin)
 
 beforeAll(start)
 afterAll(close)
 
-const translated = (name: string, model: string, baseUrl: string): ProxyTarget => ({
-  ...chatTarget(name, model, baseUrl),
-  translate: true,
-})
+const translated = translatedChatTarget
 
 /** Claude Code's request, streamed and with its Bash tool unless said otherwise. */
 const claudeCode = ({stream = true, tools = true} = {}) => ({

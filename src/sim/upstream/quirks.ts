@@ -583,6 +583,20 @@ export function strictFieldsProblem(body: Record<string, unknown>): string | und
 }
 
 /**
+ * {@link strictFieldsProblem}'s refusal as the simulator answers it (a 400 with OpenAI's error
+ * object), for a scripted upstream that stands for a strict relay; undefined when every field is
+ * one it knows.
+ */
+export function strictFieldsRefusal(
+  body: Record<string, unknown>,
+): {status: number; body: {error: Record<string, unknown>}} | undefined {
+  const message = strictFieldsProblem(body)
+  return message === undefined
+    ? undefined
+    : {status: 400, body: {error: {message, type: 'invalid_request_error', param: null, code: null}}}
+}
+
+/**
  * OpenAI's refusal of a chat request's parameter, as its `error` object (`param` named):
  * `no-reasoning`, a model without reasoning (gpt-4.1, gpt-4o), refuses `reasoning_effort`;
  * `o-series`, a reasoning model (o3, o4-mini), refuses `max_tokens` (it takes
