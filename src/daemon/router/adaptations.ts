@@ -110,6 +110,10 @@ const ADAPTABLE = [
   // ("Unsupported parameter: 'verbosity' is not supported with this model.", param `verbosity`):
   // the model's own length then
   'verbosity',
+  // chat: Z.AI's ask to stream a tool call's arguments (GLM-4.6 on, chat.ts; a chat client's
+  // passed through, ./proxy.ts), which a relay in front of it may not take: the arguments then
+  // come whole at the end of the call, as before
+  'tool_stream',
 ] as const
 
 /**

@@ -145,6 +145,12 @@ export const chatTarget = (name: string, model: string, origin: string): ProxyTa
   model,
 })
 
+/** A chat provider's target at `baseUrl` for `model`, translated from the client's family. */
+export const translatedChatTarget = (name: string, model: string, baseUrl: string): ProxyTarget => ({
+  ...chatTarget(name, model, baseUrl),
+  translate: true,
+})
+
 /** A Messages provider's target at a scripted upstream (`origin`), for `model`. */
 export const messagesTarget = (name: string, model: string, origin: string): ProxyTarget => ({
   provider: {name, family: 'messages', baseUrl: origin, credential: {secret: 'upstream-key'}},
@@ -201,6 +207,25 @@ const MESSAGE = {
   stop_reason: 'end_turn',
   stop_sequence: null,
   usage: {input_tokens: 3, output_tokens: 1},
+}
+
+/** The headers Claude Code 2.1.332 posts to the gateway's `/v1/messages` with (its key `gw`), `extra` over them. */
+export const claudeCodeHeaders = (extra: Record<string, string> = {}): Record<string, string> => ({
+  'content-type': 'application/json',
+  'x-api-key': 'gw',
+  'anthropic-version': '2023-06-01',
+  'user-agent': 'claude-cli/2.1.332 (external, cli)',
+  ...extra,
+})
+
+/**
+ * Points the gateway's connection pools for the vendors' `origins` (`https://api.z.ai`) at `to()`
+ * (a scripted upstream or the simulator on 127.0.0.1): a target at a vendor's base URL, its host
+ * tests and all, is served here, and nothing leaves this machine.
+ */
+export function serveOrigins(gateway: ProxyGateway, origins: ReadonlySet<string>, to: () => string): void {
+  const get = gateway.pools.get.bind(gateway.pools)
+  gateway.pools.get = (origin, timeouts) => get(origins.has(origin) ? to() : origin, timeouts)
 }
 
 /** A Messages answer a scripted upstream answers with (its text: `done`). */
@@ -393,13 +418,7 @@ export function judgedMessagesGateway(
     post: (body, extra = {}) =>
       fetch(`${gateway.url}/v1/messages`, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-api-key': 'gw',
-          'anthropic-version': '2023-06-01',
-          'user-agent': 'claude-cli/2.1.332 (external, cli)',
-          ...extra,
-        },
+        headers: claudeCodeHeaders(extra),
         body: typeof body === 'string' ? body : JSON.stringify(body),
       }),
   }
