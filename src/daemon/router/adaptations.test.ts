@@ -4057,7 +4057,6 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
   const OFF: Record<string, Record<string, unknown>> = {
     'deepseek-v4-flash': {thinking: {type: 'disabled'}},
     'kimi-k2.6': {thinking: {type: 'disabled'}},
-    'kimi-for-coding': {thinking: {type: 'disabled'}},
     'qwen3-max': {enable_thinking: false},
     'deepseek-v4-pro': {thinking: {type: 'disabled'}},
   }
@@ -4075,7 +4074,8 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
       const a = new UpstreamAdaptations()
       const off = OFF[model]
       if (!off) {
-        // deepseek-reasoner has no switch: auto, the call asked for at the end of the prompt
+        // deepseek-reasoner and kimi-for-coding (K2.7 Code on: thinking always) have no switch:
+        // auto, the call asked for at the end of the prompt
         expect([provider, a.learn(provider, model, refusal, sentOfPassedChat(passed), 400)]).toEqual([
           provider,
           note,
