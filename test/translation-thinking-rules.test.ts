@@ -12,7 +12,10 @@
  *   `enabled` with a budget;
  * - Claude Code's efforts above high (`/effort max`, `xhigh`): GLM-5.3 gets its `max`, GPT-5.5 its
  *   `xhigh` (refused by a model that has none: `high` from the one refusal); a Messages server that
- *   takes low, medium and high only (`effort-levels`) refuses `max` once, and gets `high`.
+ *   takes low, medium and high only (`effort-levels`) refuses `max` once, and gets `high`;
+ * - Kimi K3 always reasons (low, high, max) and refuses a forced tool_choice (the simulator by the
+ *   name `kimi-k3…`): each client's "no thinking" reaches it as effort low, its efforts as it takes
+ *   them, a forced call as `auto` with the call asked for in words, each in one try.
  * The real daemon, the simulator's chat and Messages upstreams, the official SDKs.
  */
 import Anthropic from '@anthropic-ai/sdk'
@@ -34,6 +37,9 @@ const gw = translatedRoutes(
     pyrelay: ['sim-messages', 'qwen3.7-plus+pydantic-thinking'],
     levels: ['sim-messages', 'qwen3.7-plus+effort-levels'],
     gpt: ['sim-chat', 'gpt-5.5+no-minimal-effort'],
+    // (the simulator refuses as Kimi K3 by the name)
+    k3: ['sim-chat', 'kimi-k3'],
+    k3pro: ['sim-chat', 'kimi-k3.1-pro-highspeed'],
   },
   {prefix: 'thinkrules', families: ['messages', 'responses', 'gemini']},
 )
@@ -64,6 +70,24 @@ const mainCall = (model = 'claude-opus-5-5', effort = 'medium'): any => ({
   output_config: {effort},
   messages: [{role: 'user', content: 'Say hello.'}],
 })
+
+/** Gemini CLI's `thinkingBudget: 0` and Codex's effort `none` on the route `id`, each answered. */
+async function geminiAndCodexOff(id: string): Promise<void> {
+  const ai = new GoogleGenAI({apiKey: gw.keys.get(id)!, httpOptions: {baseUrl: gw.base}})
+  const gemini = await ai.models.generateContent({
+    model: 'gemini-2.5-flash',
+    contents: [{role: 'user', parts: [{text: 'Write a title for this chat'}]}],
+    config: {thinkingConfig: {thinkingBudget: 0}},
+  })
+  expect(gemini.candidates?.[0]?.content?.parts?.some((p) => p.text)).toBe(true)
+  const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(id)!, maxRetries: 0})
+  const codex = await openai.responses.create({
+    model: 'gpt-5.5',
+    input: 'Write a title for this chat',
+    reasoning: {effort: 'none'},
+  })
+  expect(codex.status).toBe('completed')
+}
 
 describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
   it("by its name: Claude Code's helper call goes with effort low, its medium as high, each on the first try", async () => {
@@ -105,20 +129,7 @@ describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
 
   it("Gemini CLI's thinkingBudget 0 and Codex's effort none: low too", async () => {
     await takeSimCalls(gw.simOrigin, /./)
-    const ai = new GoogleGenAI({apiKey: gw.keys.get('glm')!, httpOptions: {baseUrl: gw.base}})
-    const gemini = await ai.models.generateContent({
-      model: 'gemini-2.5-flash',
-      contents: [{role: 'user', parts: [{text: 'Write a title for this chat'}]}],
-      config: {thinkingConfig: {thinkingBudget: 0}},
-    })
-    expect(gemini.candidates?.[0]?.content?.parts?.some((p) => p.text)).toBe(true)
-    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('glm')!, maxRetries: 0})
-    const codex = await openai.responses.create({
-      model: 'gpt-5.5',
-      input: 'Write a title for this chat',
-      reasoning: {effort: 'none'},
-    })
-    expect(codex.status).toBe('completed')
+    await geminiAndCodexOff('glm')
     const sent = await takeSimCalls(gw.simOrigin, CHAT)
     expect(sent.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
       [undefined, 'low'],
@@ -285,6 +296,75 @@ describe("Claude Code's efforts above high, refused", {timeout: 60_000}, () => {
     expect((await rows('gpt', 2)).map((r) => [r.status, r.error])).toEqual([
       [200, 'sim-chat refused reasoning_effort xhigh: sent again with high'],
       [200, null],
+    ])
+  })
+})
+
+describe('Kimi K3, which always reasons and refuses a forced tool_choice', {timeout: 60_000}, () => {
+  it("by its name: Claude Code's helper call, Gemini CLI's thinkingBudget 0 and Codex's effort none go with effort low, one try each, no note", async () => {
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('k3')!, maxRetries: 0})
+    const title = await client.messages.create(helperCall())
+    expect(title.content.some((b) => b.type === 'text')).toBe(true)
+    await geminiAndCodexOff('k3')
+    const sent = await takeSimCalls(gw.simOrigin, CHAT)
+    expect(sent.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
+      [undefined, 'low'],
+      [undefined, 'low'],
+      [undefined, 'low'],
+    ])
+    expect((await rows('k3', 3)).map((r) => [r.status, r.error])).toEqual([
+      [200, null],
+      [200, null],
+      [200, null],
+    ])
+  })
+
+  it("K3.1 Pro: Claude Code's medium as high, xhigh and max as max, on the first try", async () => {
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('k3pro')!, maxRetries: 0})
+    for (const effort of ['medium', 'xhigh', 'max']) {
+      const main = await client.messages.stream(mainCall('claude-opus-5-5', effort)).finalMessage()
+      expect(
+        main.content.some((b) => b.type === 'text'),
+        effort,
+      ).toBe(true)
+    }
+    const sent = await takeSimCalls(gw.simOrigin, CHAT)
+    expect(sent.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
+      [undefined, 'high'],
+      [undefined, 'max'],
+      [undefined, 'max'],
+    ])
+    expect((await rows('k3pro', 3)).map((r) => r.error)).toEqual([null, null, null])
+  })
+
+  it("a forced tool_choice (Claude Code's StructuredOutput): auto and the call asked for in words, one try", async () => {
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('k3')!, maxRetries: 0})
+    const answer = await client.messages.create({
+      ...helperCall(),
+      max_tokens: 16000,
+      thinking: {type: 'enabled', budget_tokens: 8000},
+      tools: [
+        {
+          name: 'StructuredOutput',
+          description: 'Give the answer',
+          input_schema: {type: 'object', properties: {summary: {type: 'string'}}, required: ['summary']},
+        },
+      ],
+      tool_choice: {type: 'tool', name: 'StructuredOutput'},
+    })
+    expect(answer.content.find((b) => b.type === 'tool_use')).toMatchObject({name: 'StructuredOutput'})
+    const sent = await takeSimCalls(gw.simOrigin, CHAT)
+    expect(sent.map((b) => [b.tool_choice, b.thinking])).toEqual([['auto', undefined]])
+    expect(sent[0].messages.at(-1).content).toMatch(/call the tool StructuredOutput/)
+    // (the row after the first test's three)
+    expect((await rows('k3', 4)).slice(3).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'tool_choice sent as auto, the call asked for at the end of the prompt (the model refuses a forced one and cannot stop thinking)',
+      ],
     ])
   })
 })

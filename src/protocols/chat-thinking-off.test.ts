@@ -46,8 +46,13 @@ const SWITCHES: Array<[string, Record<string, unknown>]> = [
   ['deepseek-v4-pro', {thinking: {type: 'disabled'}}],
   ['kimi-k2.5', {thinking: {type: 'disabled'}}],
   ['kimi-k2.6', {thinking: {type: 'disabled'}}],
-  ['kimi-for-coding', {thinking: {type: 'disabled'}}],
+  ['kimi-k2.7', {thinking: {type: 'disabled'}}],
   ['moonshotai/kimi-k2.6', {thinking: {type: 'disabled'}}],
+  // Kimi K3 has no off switch ("remove the K2.x thinking configuration"): the least effort it takes
+  ['kimi-k3', {reasoning_effort: 'low'}],
+  ['kimi-k3.1-pro', {reasoning_effort: 'low'}],
+  ['kimi-k3.1-pro-highspeed', {reasoning_effort: 'low'}],
+  ['moonshotai/Kimi-K3', {reasoning_effort: 'low'}],
   ['glm-4.5-air', {thinking: {type: 'disabled'}}],
   ['glm-4.7', {thinking: {type: 'disabled'}}],
   ['glm-5.1', {thinking: {type: 'disabled'}}],
@@ -89,6 +94,12 @@ describe('chat encoder: thinking off to a model that thinks by default', () => {
       for (const model of [
         'deepseek-chat',
         'kimi-k2-0905-preview',
+        // K2.7 Code and Kimi Code's alias think always and take no switch ("invalid thinking: only
+        // type=enabled is allowed for this model"); K3 Fast does not reason
+        'kimi-k2.7-code',
+        'kimi-k2.7-code-highspeed',
+        'kimi-for-coding',
+        'kimi-k3-fast',
         'glm-4.1v-thinking',
         'qwen2.5-72b-instruct',
         'qwen-max',

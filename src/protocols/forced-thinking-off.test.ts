@@ -90,7 +90,7 @@ describe('a forced tool_choice to a chat model that refuses one while thinking',
         'deepseek-v4-flash',
         'deepseek-v4-pro',
         'kimi-k2.6',
-        'kimi-for-coding',
+        'kimi-k2.7',
         'moonshotai/kimi-k2.5',
       ]) {
         const {body, sent} = encode(family, forced, model)
@@ -106,6 +106,31 @@ describe('a forced tool_choice to a chat model that refuses one while thinking',
         expect(free.reasoning_effort, model).toBeDefined()
         expect(free, model).not.toHaveProperty('thinking')
       }
+    })
+
+    it(`${client} → Kimi K3, K2.7 Code, kimi-for-coding (no off switch): auto, the call asked for in words, thinking kept, from the first try`, () => {
+      for (const model of ['kimi-k3', 'kimi-k3.1-pro-highspeed', 'kimi-k2.7-code', 'kimi-for-coding']) {
+        const {body, sent} = encode(family, forced, model)
+        expect(body.tool_choice, model).toBe('auto')
+        expect(body, model).not.toHaveProperty('thinking')
+        expect(body.reasoning_effort, model).toBeDefined()
+        const last = (body.messages as Array<{role: string; content: unknown}>).at(-1)!
+        // (Codex's `required` names no tool)
+        expect(last.role, model).toBe('user')
+        expect(String(last.content), model).toMatch(
+          /^Answer\.\n\nIn this answer, call (?:the tool StructuredOutput|one of)/,
+        )
+        expect(sent.notes, model).toEqual([
+          'tool_choice sent as auto, the call asked for at the end of the prompt (the model refuses a forced one and cannot stop thinking)',
+        ])
+        // the same request forcing nothing: as it asked, no note
+        const free = encode(family, auto, model)
+        expect(free.body.tool_choice, model).toBe('auto')
+        expect(free.body.messages, model).toEqual([{role: 'user', content: 'Answer.'}])
+        expect(free.sent.notes, model).toBeUndefined()
+      }
+      // K3 Fast does not reason: its forced choice goes as it came
+      expect(encode(family, forced, 'kimi-k3-fast').body.tool_choice).not.toBe('auto')
     })
 
     it(`${client} → a model with no such refusal known: as before (learned when refused)`, () => {

@@ -13,8 +13,16 @@
  * billed for it. Each vendor's own field, by the model's name (any `vendor/` prefix aside):
  * - DeepSeek V4 (`deepseek-v4-flash`, `deepseek-v4-pro`, thinking on by default):
  *   `thinking: {type: "disabled"}` (api-docs.deepseek.com/guides/thinking_mode);
- * - Kimi K2.5 on (`kimi-k2.5`, `kimi-k2.6`, `kimi-k2.7-code`, `kimi-for-coding`, `kimi-k3`): the same
- *   field (can1357/oh-my-pi #1077);
+ * - Kimi K2.5, K2.6 and K2.7 (`kimi-k2.5`, `kimi-k2.6`): the same field (can1357/oh-my-pi #1077);
+ *   not K2.7 Code (`kimi-k2.7-code`, `-highspeed`) nor Kimi Code's `kimi-for-coding` (the K2.7 Code
+ *   and later models behind it), which think always and refuse it ("invalid thinking: only
+ *   type=enabled is allowed for this model": oh-my-pi #3852, #3853; hermes-agent PR #55488; Volcano
+ *   Ark's "The current model does not support disabling thinking", VicBilibily/GCMP #289) and take
+ *   no other switch: nothing; nor Kimi K3 ({@link ALWAYS_THINKS}: `kimi-k3`, `kimi-k3.1-pro`,
+ *   `-highspeed`), which always reasons and takes only a top-level `reasoning_effort` `low`, `high`
+ *   or `max` (Moonshot's reasoning-effort guide: "Kimi K3 always reasons… When migrating from K2.x
+ *   to K3, remove the K2.x `thinking` configuration", quoted in lemon07r/opencode-kimi-full PR #11;
+ *   `none` refused, anomalyco/models.dev PR #4721; no effort is `max`): `reasoning_effort: "low"`;
  * - GLM-4.5 to GLM-5.2: the same (docs.bigmodel.cn, GLM-4.5: `thinking.type` enabled or disabled;
  *   GLM-4.7 and GLM-5 think by default); GLM-5.3 (`glm-5.3`, `-flash`, `-flashx`) has no off
  *   switch ({@link ALWAYS_THINKS}): `reasoning_effort: "low"`, the least it takes;
@@ -52,10 +60,10 @@ export function thinkingOffFields(model: string, local = false): Record<string, 
   // (its template reads `reasoning_effort` alone: GLM-5.3-Flash's first line takes `low` or `high`
   // and makes anything else, none or absent included, `max`)
   if (ALWAYS_THINKS.test(name))
-    return local
+    return local && name.startsWith('glm')
       ? {reasoning_effort: 'low', chat_template_kwargs: {reasoning_effort: 'low'}}
       : {reasoning_effort: 'low'}
-  if (/^(?:deepseek-v4|kimi-(?:k2\.[5-9]|k[3-9]|for-coding)|glm-(?:4\.[5-9]|5))/.test(name)) {
+  if (/^(?:deepseek-v4|kimi-k2\.[5-9](?!\d|\S*-code)|glm-(?:4\.[5-9]|5))/.test(name)) {
     const off = {thinking: {type: 'disabled'}}
     if (!local) return off
     const kwargs = name.startsWith('glm') ? {enable_thinking: false} : {thinking: false}
@@ -79,8 +87,16 @@ export function thinkingOffFields(model: string, local = false): Record<string, 
  * coding route takes them but thinks next to nothing at `medium`, and its chat template makes any
  * value but `low` and `high` the most, `max` (osaurus-ai/vmlx-swift PR #441). Leaving the field out
  * is the server's default, `max` too: "no thinking" is `low`.
+ *
+ * Kimi K3 (`kimi-k3`, `kimi-k3.1-pro`, `kimi-k3.1-pro-highspeed`, any `vendor/` prefix) the same:
+ * it always reasons, at a top-level `reasoning_effort` `low`, `high` or `max`, `max` when none is
+ * given (Moonshot's reasoning-effort guide, quoted in lemon07r/opencode-kimi-full PR #11;
+ * NousResearch/hermes-agent PR #81647, #76427: `medium` rounds to `high`, `xhigh` to `max`;
+ * CherryHQ/cherry-studio PR #20036: `medium` refused with a 400); `thinking: {type: "disabled"}` and
+ * the efforts `none`, `off` and `disabled` it refuses. Not `kimi-k3-fast`, a relay's variant that
+ * does not reason (anomalyco/models.dev PR #4090).
  */
-const ALWAYS_THINKS = /(?:^|\/)glm-5\.3(?!\d)/i
+const ALWAYS_THINKS = /(?:^|\/)(?:glm-5\.3(?!\d)|kimi-k3(?![\d]|\S*-fast))/i
 
 /**
  * xAI's Grok models that reason whether or not a request asks them to (any `vendor/` prefix
@@ -164,13 +180,27 @@ function localOff(
  * Chat models that think by default and refuse a forced `tool_choice` (`required`, a named
  * function) while they do, named so the request that forces a call goes with thinking off from
  * the first try: DeepSeek V4 ("Thinking mode does not support this tool_choice"; LiteLLM #37470's
- * probes: `thinking: disabled` takes both), Kimi K2.5 on and `kimi-for-coding` ("tool_choice
- * 'required' is incompatible with thinking enabled"; oh-my-pi #1077 sends `disabled` for forced
- * tools). Any `vendor/` prefix aside. Another model's refusal is learned (adaptations.ts).
+ * probes: `thinking: disabled` takes both), Kimi K2.5, K2.6 and K2.7 ("tool_choice 'required' is
+ * incompatible with thinking enabled"; oh-my-pi #1077 sends `disabled` for forced tools). Any
+ * `vendor/` prefix aside. Another model's refusal is learned (adaptations.ts).
  */
 export function refusesForcedWhileThinking(model: string): boolean {
   const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
-  return /^(?:deepseek-v4|kimi-(?:k2\.[5-9]|k[3-9]|for-coding))/.test(name)
+  return /^(?:deepseek-v4|kimi-k2\.[5-9](?!\d|\S*-code))/.test(name)
+}
+
+/**
+ * Kimi's chat models that refuse a forced `tool_choice` while thinking, as the K2.5 on do, and
+ * cannot stop thinking (K3 and K3.1 Pro, {@link ALWAYS_THINKS}; K2.7 Code and `kimi-for-coding`,
+ * which take `thinking.type: enabled` only: {@link thinkingOffFields}): a request that forces a
+ * call goes with `auto` and the call asked for in words from the first try (translate.ts; the rule
+ * a learned `autoToolChoice` and the Messages encoder's Claude 5.5 have), not with thinking off,
+ * which they refuse (agentscope-ai/agentscope-java PR #2320 degrades their tool_choice the same
+ * way; theopenco/llmgateway PR #3828: K3 takes `auto` and `none` only). Any `vendor/` prefix aside.
+ */
+export function refusesForcedAlwaysThinking(model: string): boolean {
+  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
+  return /^kimi-(?:k3(?!\d|\S*-fast)|k2\.\d+-code|for-coding)/.test(name)
 }
 
 /** Whether a chat body turns its model's thinking off, by any of the switches above. */

@@ -88,7 +88,12 @@ import {BLOCK_BINDING_BETA, forcedCallText, jsonAnswerTool, MIN_BUDGET} from './
 import {responsesCodec} from './responses.js'
 import {inputItemType} from './responses-input.js'
 import {ChunkText} from './sse-template.js'
-import {chatThinkingIsOff, refusesForcedWhileThinking, thinkingOffForForcedCall} from './thinking-off.js'
+import {
+  chatThinkingIsOff,
+  refusesForcedAlwaysThinking,
+  refusesForcedWhileThinking,
+  thinkingOffForForcedCall,
+} from './thinking-off.js'
 import {thinkingOffForToolTurns, withEmptyThinking} from './thinking-history.js'
 
 export {ServerStateError, TranslationError} from './ir.js'
@@ -245,6 +250,16 @@ export function encodeUpstreamRequest(
     forcedChatChoice(body.tool_choice) &&
     refusesForcedWhileThinking(model) &&
     thinkingOffForForcedCall(body, adapt?.drop)
+  // (one that cannot stop thinking, Kimi K3 and K2.7 Code: `auto`, the call asked for in words, as
+  // a learned `autoToolChoice` does; a name test only for a request that forces a call)
+  const forcedAuto =
+    !forcedOff &&
+    upstream === 'chat' &&
+    body.tool_choice !== undefined &&
+    !adapt?.autoToolChoice &&
+    forcedChatChoice(body.tool_choice) &&
+    refusesForcedAlwaysThinking(model)
+  if (forcedAuto) unforcedToolChoice(body)
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
   const max =
     body.max_tokens ??
@@ -291,6 +306,7 @@ export function encodeUpstreamRequest(
     }
   }
   if (forcedOff) (sent.notes ??= []).push(FORCED_OFF_NOTE)
+  else if (forcedAuto) (sent.notes ??= []).push(FORCED_AUTO_NOTE)
   if (capNote) sent.notes = [...(sent.notes ?? []), capNote]
   // (set after the literal: no spread more on every other request)
   if (upstream === 'messages') messagesSent(body, sent)
@@ -314,6 +330,10 @@ export function encodeUpstreamRequest(
 /** The log row's word for a forced call sent with thinking off from the first try. */
 const FORCED_OFF_NOTE =
   'thinking turned off for the forced tool_choice (the model refuses one while thinking)'
+
+/** The log row's word for a forced call sent as `auto` from the first try. */
+const FORCED_AUTO_NOTE =
+  'tool_choice sent as auto, the call asked for at the end of the prompt (the model refuses a forced one and cannot stop thinking)'
 
 /** What a translated request sent that an upstream may refuse (daemon/router/adaptations.ts). */
 export interface SentRequest {

@@ -686,6 +686,55 @@ describe("a Responses body passed through (Codex's) refused for a top-level fiel
     ).toBeUndefined()
   })
 
+  it("OpenAI's refusal of access_programs for an organization (vm0-ai/vm0 #35465): its top-level field goes", () => {
+    /** OpenAI's 400, its whole body. */
+    const notEnabled = (field: string, param: string) =>
+      JSON.stringify({
+        error: {
+          message: `The ${field} parameter is not enabled for this organization.`,
+          type: 'invalid_request_error',
+          param,
+          code: 'unsupported_parameter',
+        },
+      })
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn(
+        'openai',
+        'gpt-5.5',
+        notEnabled('access_programs', 'access_programs.cyber'),
+        sentOfPassedResponses(codex),
+      ),
+    ).toBe('refused access_programs (not enabled for this organization): sent again without it')
+    expect(a.get('openai', 'gpt-5.5')).toEqual({drop: ['access_programs']})
+    // a bare param with the same words too
+    const bare = new UpstreamAdaptations()
+    expect(
+      bare.learn(
+        'openai',
+        'm',
+        notEnabled('access_programs', 'access_programs'),
+        sentOfPassedResponses(codex),
+      ),
+    ).toMatch(/^refused access_programs /)
+    // never a field the request needs, one it did not send, or a param that names another field
+    for (const [field, param] of [
+      ['input', 'input.cyber'],
+      ['tools', 'tools.0'],
+      ['model', 'model'],
+      ['service_tier', 'service_tier.flex'],
+      ['access_programs', 'prompt_cache_key.x'],
+      ['access_programs', 'access_programsx.cyber'],
+    ]) {
+      const none = new UpstreamAdaptations()
+      expect(
+        none.learn('openai', 'm', notEnabled(field, param), sentOfPassedResponses(codex)),
+        `${field} ${param}`,
+      ).toBeUndefined()
+      expect(none.get('openai', 'm')).toBeUndefined()
+    }
+  })
+
   it('never learns away a field the request cannot go without, nor one it did not send', () => {
     for (const field of ['input', 'model', 'tools', 'instructions', 'stream', 'tool_choice']) {
       const a = new UpstreamAdaptations()
@@ -713,7 +762,8 @@ describe("a Responses body passed through (Codex's) refused for a top-level fiel
         fields,
       ),
     ).toBeUndefined()
-    // OpenAI's refusal of the program for an organization (not a field it does not know)
+    // OpenAI's refusal of the program for an organization: not a field it does not know (learned
+    // by its own rule, notEnabledResponsesField, above)
     expect(
       unknownResponsesFields(
         openai(
@@ -4057,7 +4107,6 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
   const OFF: Record<string, Record<string, unknown>> = {
     'deepseek-v4-flash': {thinking: {type: 'disabled'}},
     'kimi-k2.6': {thinking: {type: 'disabled'}},
-    'kimi-for-coding': {thinking: {type: 'disabled'}},
     'qwen3-max': {enable_thinking: false},
     'deepseek-v4-pro': {thinking: {type: 'disabled'}},
   }
@@ -4075,7 +4124,8 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
       const a = new UpstreamAdaptations()
       const off = OFF[model]
       if (!off) {
-        // deepseek-reasoner has no switch: auto, the call asked for at the end of the prompt
+        // deepseek-reasoner and kimi-for-coding (K2.7 Code on: thinking always) have no switch:
+        // auto, the call asked for at the end of the prompt
         expect([provider, a.learn(provider, model, refusal, sentOfPassedChat(passed), 400)]).toEqual([
           provider,
           note,

@@ -246,12 +246,40 @@ function passedResponsesRefusal(
     const reasoning = passedReasoningRefusal(errorText, sent, known)
     if (reasoning) return reasoning
   }
+  const program = notEnabledResponsesField(errorText, sent, known)
+  if (program) return program
   const fields = unknownResponsesFields(errorText, sent.fields)
   if (fields === undefined)
     return sent.fields.includes('input') ? inputMemberRefusal(errorText, sent, known) : undefined
   return {
     next: {...known, drop: [...new Set([...(known.drop ?? []), ...fields])]},
     note: `refused ${fields.join(', ')} (a field it does not know): sent again without ${fields.length > 1 ? 'them' : 'it'}`,
+  }
+}
+
+/**
+ * OpenAI's refusal of a field the organization is not entitled to, by a part of it: "The
+ * access_programs parameter is not enabled for this organization." (`param:
+ * access_programs.cyber`, `code: unsupported_parameter`; vm0-ai/vm0 #35465), to Codex's
+ * `access_programs` on every turn with another organization's key. No field it does not know
+ * ({@link unknownResponsesFields}), but the request cannot go with it: the top-level field the
+ * param names goes (`drop`, as a field it does not know), when the body sent it and can go
+ * without it (not {@link RESPONSES_NEEDED}). Undefined for other words.
+ */
+function notEnabledResponsesField(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (!errorText.includes('not enabled for this organization')) return undefined
+  const {param, message} = errorParts(errorText)
+  const named = /\b([A-Za-z_]\w{0,63}) parameter is not enabled for this organization/i.exec(message)?.[1]
+  if (named === undefined || typeof param !== 'string') return undefined
+  if (param !== named && !param.startsWith(`${named}.`)) return undefined
+  if (!sent.fields.includes(named) || RESPONSES_NEEDED.includes(named)) return undefined
+  return {
+    next: {...known, drop: [...new Set([...(known.drop ?? []), named])]},
+    note: `refused ${named} (not enabled for this organization): sent again without it`,
   }
 }
 

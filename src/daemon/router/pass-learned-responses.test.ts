@@ -27,6 +27,8 @@ import {ProxyGateway, RESPONSES_ANSWER, RESPONSES_STREAM, startJudgedUpstream} f
 const received: Buffer[] = []
 /** A refusal of every request while set (another server's words). */
 let refuseAll: Refusal | undefined
+/** A refusal of every request that holds `access_programs` while set. */
+let refuseProgram: Refusal | undefined
 let upstream: Upstream
 let targets: ProxyTarget[] = []
 const gateway = new ProxyGateway({route: () => ({targets})})
@@ -37,6 +39,7 @@ beforeAll(async () => {
     received,
     (body) => {
       if (refuseAll) return refuseAll
+      if (refuseProgram && body.access_programs !== undefined) return refuseProgram
       const refused = unknownResponsesParameter(body, strict)
       if (refused) return {status: 400, body: {error: refused}}
       // the effort's quirks, by the model's name (`glm-5.2:cloud+ollama-effort`)
@@ -61,6 +64,7 @@ beforeAll(async () => {
 afterEach(() => {
   received.length = 0
   refuseAll = undefined
+  refuseProgram = undefined
   gateway.results.length = 0
 })
 
@@ -150,6 +154,43 @@ describe("Codex's access_programs refused by a strict Responses server", () => {
       expect(received).toHaveLength(1)
     }
     expect(learnedAdaptations().find((a) => a.provider === 'strict-input')).toBeUndefined()
+  })
+
+  it("OpenAI's refusal of the program for another organization's key (vm0-ai/vm0 #35465): sent again without it, the next turn in one try", async () => {
+    targets = [target('openai-org')]
+    // OpenAI's 400, its whole body
+    refuseProgram = {
+      status: 400,
+      body: {
+        error: {
+          message: 'The access_programs parameter is not enabled for this organization.',
+          type: 'invalid_request_error',
+          param: 'access_programs.cyber',
+          code: 'unsupported_parameter',
+        },
+      },
+    }
+    const body = codexText('gpt-5.5', 'List the files.')
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as {id: string}).id).toBe('resp_1')
+    expect(received.map(String)).toEqual([body, body.replace(ACCESS, '')])
+    const [result] = await gateway.settled(1)
+    expect([result.status, result.error]).toEqual([
+      200,
+      'openai-org refused access_programs (not enabled for this organization): sent again without it',
+    ])
+    expect(learnedAdaptations().find((a) => a.provider === 'openai-org')).toMatchObject({
+      model: 'gpt-5.5',
+      rules: ['sent without access_programs'],
+    })
+    // the next turn (a stream) in one try, without it
+    received.length = 0
+    const next = codexText('gpt-5.5', 'Read a.ts.', true)
+    const again = await post(next)
+    expect(again.status).toBe(200)
+    expect(await again.text()).toBe(RESPONSES_STREAM)
+    expect(received.map(String)).toEqual([next.replace(ACCESS, '')])
   })
 
   it('fields it refuses one a try are each dropped in the same request, beyond the cap of three other rules', async () => {

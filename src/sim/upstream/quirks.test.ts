@@ -1123,6 +1123,38 @@ describe('Kimi quirks (chat)', () => {
     expect((await chat({model: 'kimi-k2.5+kimi-temperature'})).status).toBe(200)
   })
 
+  it('kimi-always-thinks (and a kimi-k3 name): thinking off, an effort but low, high, max, a forced choice refused', async () => {
+    const words = async (body: Json) => {
+      const res = await chat(body)
+      return res.status === 200 ? 200 : [res.status, res.json?.error.message, Object.keys(res.json?.error)]
+    }
+    const keys = ['message', 'type']
+    for (const model of ['kimi-k3', 'kimi-k3.1-pro-highspeed', 'sim-mini+kimi-always-thinks']) {
+      expect(await words({model, thinking: {type: 'disabled'}}), model).toEqual([
+        400,
+        'invalid thinking: only type=enabled is allowed for this model',
+        keys,
+      ])
+      for (const effort of ['none', 'off', 'medium', 'xhigh'])
+        expect(await words({model, reasoning_effort: effort}), `${model} ${effort}`).toEqual([
+          400,
+          'invalid reasoning_effort: only low, high and max are allowed for this model',
+          keys,
+        ])
+      expect(await words({model, tools: chatTools, tool_choice: 'required'}), model).toEqual([
+        400,
+        "tool_choice 'required' is incompatible with thinking enabled",
+        keys,
+      ])
+      for (const effort of ['low', 'high', 'max', undefined])
+        expect(await words({model, reasoning_effort: effort}), `${model} ${effort}`).toBe(200)
+      expect(await words({model, tools: chatTools, tool_choice: 'auto'}), model).toBe(200)
+    }
+    // K3 Fast, K2.6: as before
+    expect(await words({model: 'kimi-k3-fast', thinking: {type: 'disabled'}})).toBe(200)
+    expect(await words({model: 'kimi-k2.6', thinking: {type: 'disabled'}})).toBe(200)
+  })
+
   it('reasoning-content-required: a tool call turn without reasoning_content refused in its words; an empty one taken', async () => {
     const turn = (extra: Json) => [
       {role: 'user', content: 'weather'},

@@ -59,6 +59,9 @@ export const SIM_QUIRKS = [
   // its position in the answer, `Bash:0`, the same on every turn
   'kimi-ids',
   'reasoning-content-required',
+  // Kimi K3 (by its name `kimi-k3…` too): it always reasons, `thinking.type: disabled`, an effort
+  // but low, high and max, and a forced tool_choice refused
+  'kimi-always-thinks',
   'usage-in-choice',
   'object-args',
   'think-tags',
@@ -1488,7 +1491,13 @@ export function ollamaReportedPrompt(quirks: Quirks, promptTokens: number): numb
  * tool call message at index N"), in DeepSeek V4's words and error body for a `deepseek-v4*` model
  * ("The `reasoning_content` in the thinking mode must be passed back to the API.", `type` and
  * `code` `invalid_request_error`), which refuses as well the text of an assistant message after a
- * tool result (the end of a tool loop) without one. Undefined when the request is one it takes.
+ * tool result (the end of a tool loop) without one; `kimi-always-thinks` (and a model named
+ * `kimi-k3…` but `-fast`), Kimi K3, which always reasons: `thinking.type: disabled` ("invalid
+ * thinking: only type=enabled is allowed for this model", Kimi's words for K2.7 Code: oh-my-pi
+ * #3852), a `reasoning_effort` but `low`, `high` and `max` (`none`, `medium`: "invalid
+ * reasoning_effort: only low, high and max are allowed for this model", in the same words), a
+ * forced `tool_choice` ("tool_choice 'required' is incompatible with thinking enabled"). Undefined
+ * when the request is one it takes.
  */
 export function kimiRefusal(
   body: Record<string, unknown>,
@@ -1499,6 +1508,10 @@ export function kimiRefusal(
   const deepseek = /^deepseek-v4/i.test(model)
   if (quirks.has('kimi-temperature') && body.temperature !== undefined && body.temperature !== 1)
     return kimi('invalid temperature: only 1 is allowed for this model')
+  if (quirks.has('kimi-always-thinks') || /^kimi-k3(?!\d|\S*-fast)/i.test(model)) {
+    const always = kimiAlwaysThinks(body)
+    if (always) return kimi(always)
+  }
   if (quirks.has('reasoning-content-required') && Array.isArray(body.messages)) {
     // (DeepSeek V4: also the text that ends a tool loop, an assistant message after a tool
     // result and before the next user message, as its docs say and openclaw #73417 found)
@@ -1524,6 +1537,19 @@ export function kimiRefusal(
       }
     }
   }
+  return undefined
+}
+
+/** Kimi K3's words for what it refuses of a request (`kimi-always-thinks`, {@link kimiRefusal}). */
+function kimiAlwaysThinks(body: Record<string, unknown>): string | undefined {
+  if ((body.thinking as {type?: unknown} | undefined)?.type === 'disabled')
+    return 'invalid thinking: only type=enabled is allowed for this model'
+  const effort = body.reasoning_effort
+  if (effort !== undefined && !['low', 'high', 'max'].includes(String(effort)))
+    return 'invalid reasoning_effort: only low, high and max are allowed for this model'
+  const choice = body.tool_choice
+  if (choice === 'required' || (typeof choice === 'object' && choice !== null))
+    return `tool_choice '${choice === 'required' ? 'required' : 'specified'}' is incompatible with thinking enabled`
   return undefined
 }
 
