@@ -197,3 +197,56 @@ describe('redacted thinking back to Anthropic on turn 2', {timeout: 60_000}, () 
       expectBlocks(blocks, String(blocks[1]?.data))
     })
 })
+
+/**
+ * The reasoning items of an answer as a gwctl before stop 60 gave them: the redacted block's data
+ * wrapped as a signature (`gwx1.messages.<data>`).
+ */
+const asOldWrap = (output: any[]): any[] =>
+  output.map((o) =>
+    o.type === 'reasoning' && String(o.encrypted_content).startsWith('gwx1.messages+redacted.')
+      ? {...o, encrypted_content: `gwx1.messages.${unwrapped(String(o.encrypted_content))}`}
+      : o,
+  )
+
+describe('a conversation that holds an old wrap of redacted thinking', {timeout: 60_000}, () => {
+  for (const stream of [false, true])
+    it(`Codex (Responses), ${stream ? 'streamed' : 'not streamed'}: Anthropic's 400 is sent again once without the wrapped thinking, the row says so, nothing learned`, async () => {
+      await fresh()
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
+      const ask = (history: any[]) =>
+        stream
+          ? openai.responses.stream(codexRequest(history)).finalResponse()
+          : openai.responses.create(codexRequest(history))
+      const history: any[] = [{role: 'user', content: ASK}]
+      const first = await ask(history)
+      const call = first.output.find(
+        (o) => o.type === 'function_call',
+      ) as OpenAI.Responses.ResponseFunctionToolCall
+      const result = {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
+      // the history as Codex kept it from a gwctl before stop 60
+      const second = await ask([...history, ...asOldWrap(first.output), result])
+      expect(second.status).toBe('completed')
+      expect(second.output.some((o) => o.type === 'message')).toBe(true)
+      const calls = await messagesCalls()
+      // turn 1, turn 2 refused (a thinking block signed by the redacted data), turn 2 again
+      expect(calls).toHaveLength(3)
+      const blocks = (body: Record<string, any>) =>
+        body.messages.find((m: any) => m.role === 'assistant').content.map((b: any) => b.type)
+      expect(blocks(calls[1])).toEqual(['thinking', 'thinking', 'thinking', 'tool_use'])
+      // again: the tool loop's turn without thinking, and thinking off for it (Anthropic wants a
+      // thinking block first in that turn when thinking is on)
+      expect(blocks(calls[2])).toEqual(['tool_use'])
+      expect(calls[2].thinking?.type ?? 'omitted').not.toMatch(/enabled|adaptive/)
+      const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 2)
+      expect(logged.slice(rows).map((r) => r.status)).toEqual([200, 200])
+      expect(logged.at(-1)!.error).toMatch(
+        /refused a thinking block's signature: sent again once without the thinking blocks of gwctl's wraps/,
+      )
+      // nothing learned: the same conversation with the wraps of now keeps its thinking
+      rows = logged.length
+      await ask([...history, ...first.output, result])
+      const [again] = await messagesCalls()
+      expect(blocks(again)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'tool_use'])
+    })
+})

@@ -91,7 +91,7 @@ import {ChunkText} from './sse-template.js'
 import {chatThinkingIsOff, refusesForcedWhileThinking, thinkingOffForForcedCall} from './thinking-off.js'
 import {thinkingOffForToolTurns, withEmptyThinking} from './thinking-history.js'
 
-export {ServerStateError, TranslationError} from './ir.js'
+export {ServerStateError, TranslationError, withoutWrappedThinking} from './ir.js'
 export {derivedCacheKey, headerCacheKey} from './cache-key.js'
 export {geminiDeclarationCount} from './tool-cap.js'
 export {ItemReferenceError, REMOTE_COMPACTION_REFUSAL} from './responses.js'
