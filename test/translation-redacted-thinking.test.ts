@@ -250,3 +250,27 @@ describe('a conversation that holds an old wrap of redacted thinking', {timeout:
       expect(blocks(again)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'tool_use'])
     })
 })
+
+describe("a chat client's answer of text alone", {timeout: 60_000}, () => {
+  for (const stream of [false, true])
+    it(`${stream ? 'streamed' : 'not streamed'}: the gateway carries its thinking, the redacted block with it, under its text`, async () => {
+      await fresh()
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
+      const messages: any[] = [{role: 'user', content: 'Say what you think of the notes.'}]
+      const request = () => ({model: 'gpt-5', reasoning_effort: 'high' as const, messages})
+      const ask = async () =>
+        stream
+          ? (await openai.chat.completions.stream(request()).finalChatCompletion()).choices[0].message
+          : (await openai.chat.completions.create(request())).choices[0].message
+      const first = await ask()
+      expect(first.tool_calls ?? []).toEqual([])
+      expect(first.content).toBeTruthy()
+      // the client keeps the text only, as chat clients do
+      messages.push({role: 'assistant', content: first.content}, {role: 'user', content: 'And then?'})
+      await ask()
+      const blocks = await turnTwo()
+      expect(blocks.map((b) => b.type)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'text'])
+      expect(simRedacted(blocks[1].data)).toBe(true)
+      expect(blocks[3].text).toBe(first.content)
+    })
+})

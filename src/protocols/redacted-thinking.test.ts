@@ -290,3 +290,39 @@ describe('a conversation sent again without the thinking of gwctl wraps (a signa
     expect(withoutWrappedThinking(carried)).toBeUndefined()
   })
 })
+
+describe("a chat client's answer of text alone: its thinking carried under its text", () => {
+  // Anthropic's answer of the three blocks and a text, no call
+  const answer = () => {
+    const r = response()
+    return {
+      ...r,
+      parts: [...r.parts.filter((p) => p.type === 'reasoning'), {type: 'text' as const, text: 'Fine.'}],
+    }
+  }
+  const history = (text: string, echo?: string) => ({
+    model: 'gpt-5',
+    messages: [
+      {role: 'user', content: 'how are the notes?'},
+      {role: 'assistant', content: text, ...(echo === undefined ? {} : {reasoning_content: echo})},
+      {role: 'user', content: 'and then?'},
+    ],
+  })
+  const types = (blocks: unknown[]) => blocks.map((b) => (b as {type: string}).type)
+
+  it('goes back as it came for the same text, echoed or not; not for another text or another echo', () => {
+    const carry = new BoundedCarry()
+    const shown = CODECS.chat.encodeResponse(answer(), {carry}) as {
+      choices: Array<{message: {content: string; reasoning_content: string}}>
+    }
+    const {content, reasoning_content: echo} = shown.choices[0].message
+    const three = ['thinking', 'redacted_thinking', 'thinking', 'text']
+    expect(types(sentBack('chat', history(content), {carry}))).toEqual(three)
+    expect(types(sentBack('chat', history(content, echo), {carry}))).toEqual(three)
+    expect(types(sentBack('chat', history('Fine!'), {carry}))).toEqual(['text'])
+    // (an echo that is not this thinking's: another answer of the same text)
+    expect(types(sentBack('chat', history(content, 'other thoughts'), {carry}))).toEqual(['text'])
+    // a daemon that never kept such thinking hashes nothing, and sends none
+    expect(types(sentBack('chat', history(content), {carry: new BoundedCarry()}))).toEqual(['text'])
+  })
+})
