@@ -208,7 +208,7 @@ export function storeCarry(
     called = true
   }
   // a chat client's answer of text alone: its reasoning under its text
-  if (always && !called && segment.some(hasOpaque))
+  if (always && !called && segment.length > 0)
     storeTextCarry(segment, parts.map((p) => (p.type === 'text' ? p.text : '')).join(''), carry)
 }
 
@@ -219,9 +219,10 @@ const textCarries = new WeakSet<CarryStore>()
 const textKey = (text: string): string => `text:${hash('sha256', text, 'base64url')}`
 
 /**
- * A chat client's answer of text alone (no tool call, no id to key on): its reasoning that holds
- * an opaque (Anthropic's signed and redacted thinking, a Responses item, a Gemini signature) kept
- * under a hash of its text, which the client sends back as its assistant message's `content`
+ * A chat client's answer of text alone (no tool call, no id to key on): its reasoning, when it
+ * holds another family's opaque (Anthropic's signed and redacted thinking, a Responses item, a
+ * Gemini signature; not a chat server's own, which goes back as the client echoes it), kept under
+ * a hash of its text, which the client sends back as its assistant message's `content`
  * ({@link applyTextCarry}). Nothing for an empty text.
  */
 export function storeTextCarry(
@@ -229,7 +230,7 @@ export function storeTextCarry(
   text: string,
   carry: CarryStore | undefined,
 ): void {
-  if (!carry || text === '' || !reasoning.some(hasOpaque)) return
+  if (!carry || text === '' || !reasoning.some((p) => foreign(p, 'chat'))) return
   carry.set(textKey(text), [...reasoning])
   textCarries.add(carry)
 }
