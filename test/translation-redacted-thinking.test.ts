@@ -249,6 +249,38 @@ describe('a conversation that holds an old wrap of redacted thinking', {timeout:
       const [again] = await messagesCalls()
       expect(blocks(again)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'tool_use'])
     })
+
+  it('a Gemini client: the same, its thought parts', async () => {
+    await fresh()
+    const genai = new GoogleGenAI({apiKey: key(), httpOptions: {baseUrl: gw.base}})
+    const tools = [
+      {functionDeclarations: [{name: 'read_file', parametersJsonSchema: READ_FILE_TOOL.parameters}]},
+    ]
+    const ask = (contents: Content[]) =>
+      genai.models.generateContent({
+        model: 'gemini-2.5-pro',
+        contents,
+        config: {thinkingConfig: {includeThoughts: true, thinkingBudget: 8192}, tools},
+      })
+    const history: Content[] = [{role: 'user', parts: [{text: ASK}]}]
+    const first = (await ask(history)).candidates![0].content!
+    const call = first.parts!.find((p) => p.functionCall)!.functionCall!
+    // the redacted block's thought part as a gwctl before stop 60 wrapped it
+    const old = first.parts!.map((p) =>
+      p.thoughtSignature?.startsWith('gwx1.messages+redacted.')
+        ? {...p, thoughtSignature: `gwx1.messages.${unwrapped(p.thoughtSignature)}`}
+        : p,
+    )
+    const result = {role: 'user', parts: [{functionResponse: {name: call.name, response: {output: 'notes'}}}]}
+    const second = await ask([...history, {role: 'model', parts: old}, result])
+    expect(second.candidates![0].content!.parts!.length).toBeGreaterThan(0)
+    const calls = await messagesCalls()
+    expect(calls).toHaveLength(3)
+    const blocks = calls[2].messages.find((m: any) => m.role === 'assistant').content
+    expect(blocks.map((b: any) => b.type)).toEqual(['tool_use'])
+    const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 2)
+    expect(logged.at(-1)!.error).toMatch(/sent again once without the thinking blocks of gwctl's wraps/)
+  })
 })
 
 describe("a chat client's answer of text alone", {timeout: 60_000}, () => {
