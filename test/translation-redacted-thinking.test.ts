@@ -6,7 +6,10 @@
  * sends Anthropic the same three blocks in the same order, the redacted one as `redacted_thinking`
  * with its data as it came (the simulator refuses it otherwise, in Anthropic's words). Before, the
  * Responses and Gemini decoders read the redacted data back as a signature: a `thinking` block
- * signed by it, Anthropic's 400. The real daemon, the simulator, the official SDKs; stream and not.
+ * signed by it, Anthropic's 400. A history that still holds such an old wrap is sent again once
+ * without the thinking of gwctl's wraps (nothing learned); a chat client's answer of text alone has
+ * its thinking carried under its text. The real daemon, the simulator, the official SDKs; stream
+ * and not.
  */
 import {GoogleGenAI} from '@google/genai'
 import type {Content} from '@google/genai'
