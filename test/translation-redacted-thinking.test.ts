@@ -6,7 +6,10 @@
  * sends Anthropic the same three blocks in the same order, the redacted one as `redacted_thinking`
  * with its data as it came (the simulator refuses it otherwise, in Anthropic's words). Before, the
  * Responses and Gemini decoders read the redacted data back as a signature: a `thinking` block
- * signed by it, Anthropic's 400. The real daemon, the simulator, the official SDKs; stream and not.
+ * signed by it, Anthropic's 400. A history that still holds such an old wrap is sent again once
+ * without the thinking of gwctl's wraps (nothing learned); a chat client's answer of text alone has
+ * its thinking carried under its text. The real daemon, the simulator, the official SDKs; stream
+ * and not.
  */
 import {GoogleGenAI} from '@google/genai'
 import type {Content} from '@google/genai'
@@ -195,5 +198,114 @@ describe('redacted thinking back to Anthropic on turn 2', {timeout: 60_000}, () 
       await ask()
       const blocks = await turnTwo()
       expectBlocks(blocks, String(blocks[1]?.data))
+    })
+})
+
+/**
+ * The reasoning items of an answer as a gwctl before stop 60 gave them: the redacted block's data
+ * wrapped as a signature (`gwx1.messages.<data>`).
+ */
+const asOldWrap = (output: any[]): any[] =>
+  output.map((o) =>
+    o.type === 'reasoning' && String(o.encrypted_content).startsWith('gwx1.messages+redacted.')
+      ? {...o, encrypted_content: `gwx1.messages.${unwrapped(String(o.encrypted_content))}`}
+      : o,
+  )
+
+describe('a conversation that holds an old wrap of redacted thinking', {timeout: 60_000}, () => {
+  for (const stream of [false, true])
+    it(`Codex (Responses), ${stream ? 'streamed' : 'not streamed'}: Anthropic's 400 is sent again once without the wrapped thinking, the row says so, nothing learned`, async () => {
+      await fresh()
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
+      const ask = (history: any[]) =>
+        stream
+          ? openai.responses.stream(codexRequest(history)).finalResponse()
+          : openai.responses.create(codexRequest(history))
+      const history: any[] = [{role: 'user', content: ASK}]
+      const first = await ask(history)
+      const call = first.output.find(
+        (o) => o.type === 'function_call',
+      ) as OpenAI.Responses.ResponseFunctionToolCall
+      const result = {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
+      // the history as Codex kept it from a gwctl before stop 60
+      const second = await ask([...history, ...asOldWrap(first.output), result])
+      expect(second.status).toBe('completed')
+      expect(second.output.some((o) => o.type === 'message')).toBe(true)
+      const calls = await messagesCalls()
+      // turn 1, turn 2 refused (a thinking block signed by the redacted data), turn 2 again
+      expect(calls).toHaveLength(3)
+      const blocks = (body: Record<string, any>) =>
+        body.messages.find((m: any) => m.role === 'assistant').content.map((b: any) => b.type)
+      expect(blocks(calls[1])).toEqual(['thinking', 'thinking', 'thinking', 'tool_use'])
+      // again: the tool loop's turn without thinking, and thinking off for it (Anthropic wants a
+      // thinking block first in that turn when thinking is on)
+      expect(blocks(calls[2])).toEqual(['tool_use'])
+      expect(calls[2].thinking?.type ?? 'omitted').not.toMatch(/enabled|adaptive/)
+      const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 2)
+      expect(logged.slice(rows).map((r) => r.status)).toEqual([200, 200])
+      expect(logged.at(-1)!.error).toMatch(
+        /refused a thinking block's signature: sent again once without the thinking blocks of gwctl's wraps/,
+      )
+      // nothing learned: the same conversation with the wraps of now keeps its thinking
+      rows = logged.length
+      await ask([...history, ...first.output, result])
+      const [again] = await messagesCalls()
+      expect(blocks(again)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'tool_use'])
+    })
+
+  it('a Gemini client: the same, its thought parts', async () => {
+    await fresh()
+    const genai = new GoogleGenAI({apiKey: key(), httpOptions: {baseUrl: gw.base}})
+    const tools = [
+      {functionDeclarations: [{name: 'read_file', parametersJsonSchema: READ_FILE_TOOL.parameters}]},
+    ]
+    const ask = (contents: Content[]) =>
+      genai.models.generateContent({
+        model: 'gemini-2.5-pro',
+        contents,
+        config: {thinkingConfig: {includeThoughts: true, thinkingBudget: 8192}, tools},
+      })
+    const history: Content[] = [{role: 'user', parts: [{text: ASK}]}]
+    const first = (await ask(history)).candidates![0].content!
+    const call = first.parts!.find((p) => p.functionCall)!.functionCall!
+    // the redacted block's thought part as a gwctl before stop 60 wrapped it
+    const old = first.parts!.map((p) =>
+      p.thoughtSignature?.startsWith('gwx1.messages+redacted.')
+        ? {...p, thoughtSignature: `gwx1.messages.${unwrapped(p.thoughtSignature)}`}
+        : p,
+    )
+    const result = {role: 'user', parts: [{functionResponse: {name: call.name, response: {output: 'notes'}}}]}
+    const second = await ask([...history, {role: 'model', parts: old}, result])
+    expect(second.candidates![0].content!.parts!.length).toBeGreaterThan(0)
+    const calls = await messagesCalls()
+    expect(calls).toHaveLength(3)
+    const blocks = calls[2].messages.find((m: any) => m.role === 'assistant').content
+    expect(blocks.map((b: any) => b.type)).toEqual(['tool_use'])
+    const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 2)
+    expect(logged.at(-1)!.error).toMatch(/sent again once without the thinking blocks of gwctl's wraps/)
+  })
+})
+
+describe("a chat client's answer of text alone", {timeout: 60_000}, () => {
+  for (const stream of [false, true])
+    it(`${stream ? 'streamed' : 'not streamed'}: the gateway carries its thinking, the redacted block with it, under its text`, async () => {
+      await fresh()
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
+      const messages: any[] = [{role: 'user', content: 'Say what you think of the notes.'}]
+      const request = () => ({model: 'gpt-5', reasoning_effort: 'high' as const, messages})
+      const ask = async () =>
+        stream
+          ? (await openai.chat.completions.stream(request()).finalChatCompletion()).choices[0].message
+          : (await openai.chat.completions.create(request())).choices[0].message
+      const first = await ask()
+      expect(first.tool_calls ?? []).toEqual([])
+      expect(first.content).toBeTruthy()
+      // the client keeps the text only, as chat clients do
+      messages.push({role: 'assistant', content: first.content}, {role: 'user', content: 'And then?'})
+      await ask()
+      const blocks = await turnTwo()
+      expect(blocks.map((b) => b.type)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'text'])
+      expect(simRedacted(blocks[1].data)).toBe(true)
+      expect(blocks[3].text).toBe(first.content)
     })
 })

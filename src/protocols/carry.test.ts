@@ -28,10 +28,10 @@ describe('opaque wrapping', () => {
     expect(wrapOpaque('messages', {family: 'messages', value: 'sig'})).toBe('sig')
     const wrapped = wrapOpaque('messages', {family: 'gemini', value: 'abc.def'})
     expect(wrapped).toBe('gwx1.gemini.abc.def')
-    expect(unwrapOpaque('messages', wrapped)).toEqual({family: 'gemini', value: 'abc.def'})
+    expect(unwrapOpaque('messages', wrapped)).toEqual({family: 'gemini', value: 'abc.def', wrapped: true})
     expect(unwrapOpaque('messages', 'sig')).toEqual({family: 'messages', value: 'sig'})
     expect(unwrapOpaque('chat', 'gwx1.nope.x')).toEqual({family: 'chat', value: 'gwx1.nope.x'})
-    expect(unwrapOpaque('messages', 'gwx1.chat.')).toEqual({family: 'chat', value: ''})
+    expect(unwrapOpaque('messages', 'gwx1.chat.')).toEqual({family: 'chat', value: '', wrapped: true})
   })
 })
 

@@ -22,6 +22,7 @@ import {
   num,
   REASONING_BETWEEN,
   storeCarry,
+  storeTextCarry,
   str,
   tagStartAtEnd,
   THINK_CLOSE,
@@ -935,6 +936,8 @@ export class ChatStreamEncoder implements StreamEncoder {
   private closed = false
   /** The start of a text chunk (see textChunk); set once `id` and `model` are. */
   private textHead?: string
+  /** The text of an answer with reasoning and no call so far (a client's carry only): its carry's key. */
+  private text = ''
 
   constructor(private readonly ctx?: CodecContext & {model?: string}) {
     this.model = ctx?.model ?? ctx?.request?.model ?? ''
@@ -966,6 +969,8 @@ export class ChatStreamEncoder implements StreamEncoder {
         }
         return out
       case 'text_delta':
+        // (the text of an answer without a call, after its reasoning: kept under it at the end)
+        if (this.toolIndex.size === 0 && this.parts.length > 0 && this.ctx?.carry) this.text += e.text
         return out + (e.text ? this.textChunk(e.text) : '')
       case 'reasoning_delta': {
         const part = this.reasoning.get(e.index)
@@ -998,6 +1003,8 @@ export class ChatStreamEncoder implements StreamEncoder {
         this.usage = {...this.usage, ...e.usage}
         return out
       case 'end': {
+        if (this.toolIndex.size === 0 && this.text !== '')
+          storeTextCarry(this.parts as ReasoningPart[], this.text, this.ctx?.carry)
         if (!this.finished) out += this.chunk({}, 'stop')
         this.finished = true
         this.closed = true

@@ -17,6 +17,7 @@ import {DETAILS, detailsOf, detailsPart, EXTRA, extraOf, extraSignature} from '.
 import type {Json} from './cm-common.js'
 import {
   applyCarry,
+  applyTextCarry,
   argsText,
   keepsRawInput,
   repairedArgsText,
@@ -298,7 +299,11 @@ function decodeAssistant(m: Json, ctx: CodecContext): Message {
       arguments: argsText(fn.arguments) || '{}',
     })
   }
-  return {role: 'assistant', parts: applyCarry(parts, ctx.carry, true)}
+  return {
+    role: 'assistant',
+    // (an answer of text alone: its reasoning kept under its text)
+    parts: applyTextCarry(applyCarry(parts, ctx.carry, true), ctx.carry),
+  }
 }
 
 /** An assistant message as it came and as decoded, and how many of its empty-id calls were answered. */

@@ -2,7 +2,7 @@
  * Small helpers shared by the chat and messages codecs: reading untyped JSON, ids, data URLs,
  * effort and budget, and the carry rule (see `ir.ts` and the codec brief).
  */
-import {randomInt, randomUUID} from 'node:crypto'
+import {hash, randomInt, randomUUID} from 'node:crypto'
 
 import type {
   CarryStore,
@@ -192,6 +192,7 @@ export function storeCarry(
 ): void {
   if (!carry) return
   let segment: ReasoningPart[] = []
+  let called = false
   for (const part of parts) {
     if (part.type === 'reasoning') segment.push(part)
     if (part.type !== 'tool_call') continue
@@ -204,7 +205,65 @@ export function storeCarry(
       carry.set(part.id, [...(keep ? segment : []), ...stub])
     }
     segment = []
+    called = true
   }
+  // a chat client's answer of text alone: its reasoning under its text
+  if (always && !called && segment.length > 0)
+    storeTextCarry(segment, parts.map((p) => (p.type === 'text' ? p.text : '')).join(''), carry)
+}
+
+/** The carries that hold the reasoning of a text answer (only these have a text's hash looked up). */
+const textCarries = new WeakSet<CarryStore>()
+
+/** The key of the reasoning of a chat client's answer of text alone: a hash of its text. */
+const textKey = (text: string): string => `text:${hash('sha256', text, 'base64url')}`
+
+/**
+ * A chat client's answer of text alone (no tool call, no id to key on): its reasoning, when it
+ * holds another family's opaque (Anthropic's signed and redacted thinking, a Responses item, a
+ * Gemini signature; not a chat server's own, which goes back as the client echoes it), kept under
+ * a hash of its text, which the client sends back as its assistant message's `content`
+ * ({@link applyTextCarry}). Nothing for an empty text.
+ */
+export function storeTextCarry(
+  reasoning: ReasoningPart[],
+  text: string,
+  carry: CarryStore | undefined,
+): void {
+  if (!carry || text === '' || !reasoning.some((p) => foreign(p, 'chat'))) return
+  carry.set(textKey(text), [...reasoning])
+  textCarries.add(carry)
+}
+
+/**
+ * A chat client's assistant message of text alone (`parts` decoded, no tool call): the reasoning
+ * kept under its text's hash ({@link storeTextCarry}) in place of the reasoning it echoed, which
+ * holds the chat marker only, unless that echo is not the kept reasoning's text (another answer of
+ * the same text). Hashed only once the carry has held such reasoning.
+ */
+export function applyTextCarry(parts: Part[], carry: CarryStore | undefined): Part[] {
+  if (!carry || !textCarries.has(carry)) return parts
+  let text = ''
+  let echoed: ReasoningPart | undefined
+  for (const p of parts)
+    if (p.type === 'text') text += p.text
+    else if (p.type !== 'reasoning') return parts
+    else if (p.redacted || p.encrypted || (p.signature && p.signature.family !== 'chat') || echoed)
+      return parts
+    else echoed = p
+  if (text === '') return parts
+  const kept = carry.get(textKey(text))?.filter((p): p is ReasoningPart => p.type === 'reasoning')
+  if (!kept?.length) return parts
+  if (
+    echoed &&
+    echoed.text !==
+      kept
+        .map((p) => p.text)
+        .filter(Boolean)
+        .join(REASONING_BETWEEN)
+  )
+    return parts
+  return [...kept, ...parts.filter((p) => p.type !== 'reasoning')]
 }
 
 /**

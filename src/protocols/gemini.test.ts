@@ -51,7 +51,7 @@ describe('gemini decodeRequest', () => {
       {model: 'gemini-x', stream: true},
     )
     expect(r.messages[1].parts).toEqual([
-      {type: 'reasoning', text: 'plan', signature: {family: 'messages', value: 'SIG'}},
+      {type: 'reasoning', text: 'plan', signature: {family: 'messages', value: 'SIG', wrapped: true}},
       {
         type: 'tool_call',
         id: 'call_1_0',
@@ -549,14 +549,22 @@ describe('gemini decodeRequest: a thought sent back in pieces, as a stream gave 
         {text: 'Let me', thought: true},
         {text: ' think.', thought: true},
       ])[0],
-    ).toEqual({type: 'reasoning', text: 'Let me think.', signature: {family: 'chat', value: ''}})
+    ).toEqual({
+      type: 'reasoning',
+      text: 'Let me think.',
+      signature: {family: 'chat', value: '', wrapped: true},
+    })
     expect(
       decode([
         {text: 'Let me', thought: true},
         {text: ' think.', thought: true},
         {text: '', thought: true, thoughtSignature: 'gwx1.messages.c2ln'},
       ])[0],
-    ).toEqual({type: 'reasoning', text: 'Let me think.', signature: {family: 'messages', value: 'c2ln'}})
+    ).toEqual({
+      type: 'reasoning',
+      text: 'Let me think.',
+      signature: {family: 'messages', value: 'c2ln', wrapped: true},
+    })
   })
 
   it('two signed thoughts stay two', () => {
@@ -577,8 +585,8 @@ describe('gemini decodeRequest: a thought sent back in pieces, as a stream gave 
         sig('Qg=='),
       ]).filter((p) => p.type === 'reasoning'),
     ).toEqual([
-      {type: 'reasoning', text: 'first', signature: {family: 'messages', value: 'QQ=='}},
-      {type: 'reasoning', text: 'then', signature: {family: 'messages', value: 'Qg=='}},
+      {type: 'reasoning', text: 'first', signature: {family: 'messages', value: 'QQ==', wrapped: true}},
+      {type: 'reasoning', text: 'then', signature: {family: 'messages', value: 'Qg==', wrapped: true}},
     ])
   })
 })
@@ -615,9 +623,13 @@ describe("gemini decodeRequest: @google/genai's chat session, one model content 
     )
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
     expect(messages[1].parts).toEqual([
-      {type: 'reasoning', text: 'Let me think.', signature: {family: 'messages', value: 'QQ=='}},
-      {type: 'reasoning', text: '', redacted: {family: 'messages', value: 'RD'}},
-      {type: 'reasoning', text: 'And more.', signature: {family: 'messages', value: 'Qg=='}},
+      {
+        type: 'reasoning',
+        text: 'Let me think.',
+        signature: {family: 'messages', value: 'QQ==', wrapped: true},
+      },
+      {type: 'reasoning', text: '', redacted: {family: 'messages', value: 'RD', wrapped: true}},
+      {type: 'reasoning', text: 'And more.', signature: {family: 'messages', value: 'Qg==', wrapped: true}},
       {type: 'tool_call', id: 'call_1', name: 'f', arguments: '{}'},
     ])
   })

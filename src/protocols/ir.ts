@@ -28,6 +28,13 @@ export type Family = 'chat' | 'responses' | 'messages' | 'gemini'
 export interface Opaque {
   family: Family
   value: string
+  /**
+   * It came back in a gwctl wrap (`gwx1.…`, {@link unwrapOpaque}): a value gwctl gave a client of
+   * another family. A Messages upstream's refusal of its signature has the request sent again once
+   * without such thinking ({@link withoutWrappedThinking}): a wrap written before stop 60 holds
+   * redacted data as a signature.
+   */
+  wrapped?: true
 }
 
 /** JSON Schema, as the client sent it (passed on untouched where the target accepts it). */
@@ -1049,15 +1056,44 @@ function unwrapped(clientFamily: Family, value: string): [Opaque, boolean] {
     const dot = value.indexOf('.', WRAP.length)
     const family = value.slice(WRAP.length, dot)
     if (dot > 0) {
-      if (FAMILIES.has(family)) return [{family: family as Family, value: value.slice(dot + 1)}, false]
+      if (FAMILIES.has(family))
+        return [{family: family as Family, value: value.slice(dot + 1), wrapped: true}, false]
       // (the marker looked for only past a family that is none of the four)
       if (family.endsWith(REDACTED)) {
         const maker = family.slice(0, -REDACTED.length)
-        if (FAMILIES.has(maker)) return [{family: maker as Family, value: value.slice(dot + 1)}, true]
+        if (FAMILIES.has(maker))
+          return [{family: maker as Family, value: value.slice(dot + 1), wrapped: true}, true]
       }
     }
   }
   return [{family: clientFamily, value}, false]
+}
+
+/** Whether a reasoning part's opaque state came back in a gwctl wrap. */
+const fromWrap = (p: ReasoningPart): boolean => !!(p.signature?.wrapped || p.redacted?.wrapped)
+
+/**
+ * The request without the thinking of each assistant message that holds a thinking block signed
+ * by a gwctl wrap: every reasoning part of that message whose state came in a wrap (its signed
+ * thinking and its redacted thinking: a turn's thinking goes back whole or not at all), the parts
+ * the gateway carried kept. Undefined when no message holds one. What a Messages upstream's
+ * refusal of a signature (`` Invalid `signature` in `thinking` block ``) is sent again with, once:
+ * a wrap written before stop 60 holds Anthropic's redacted data as a signature.
+ */
+export function withoutWrappedThinking(request: Request): Request | undefined {
+  let changed = false
+  const messages = request.messages.map((m) => {
+    if (
+      m.role !== 'assistant' ||
+      !m.parts.some(
+        (p) => p.type === 'reasoning' && p.signature?.wrapped && p.signature.family === 'messages',
+      )
+    )
+      return m
+    changed = true
+    return {...m, parts: m.parts.filter((p) => p.type !== 'reasoning' || !fromWrap(p))}
+  })
+  return changed ? {...request, messages} : undefined
 }
 
 export const emptyUsage = (): Usage => ({

@@ -459,7 +459,7 @@ const isThinking = (b: Json): boolean => b.type === 'thinking' || b.type === 're
  * assistant turn that has none are left out. A block left out of the middle of a history
  * invalidates every block after it (Anthropic: thinking may be removed from the start, from the
  * end, or all of it, not from the middle), and a client keeps the thinking of some turns only (a
- * chat client's of its tool calls, not of its text answers; a fallback's turns have none): the
+ * chat client's as the gateway carried it, lost on a restart; a fallback's turns have none): the
  * model would lose the newest blocks, those of the running tool loop with them. Left out from the
  * start, the newest are kept. A turn of thinking alone keeps it (an empty turn is refused).
  * `all`: every block is left out.

@@ -75,8 +75,12 @@ describe('messages decodeRequest', () => {
         role: 'assistant',
         parts: [
           {type: 'reasoning', text: 'T', signature: {family: 'messages', value: 'SIG'}},
-          {type: 'reasoning', text: 'G', signature: {family: 'gemini', value: 'GSIG'}},
-          {type: 'reasoning', text: '', encrypted: {family: 'responses', value: '{"id":"rs_1"}'}},
+          {type: 'reasoning', text: 'G', signature: {family: 'gemini', value: 'GSIG', wrapped: true}},
+          {
+            type: 'reasoning',
+            text: '',
+            encrypted: {family: 'responses', value: '{"id":"rs_1"}', wrapped: true},
+          },
           {type: 'reasoning', text: '', redacted: {family: 'messages', value: 'RED'}},
           {type: 'tool_call', id: 'toolu_1', name: 'f', arguments: '{"a":1}'},
         ],

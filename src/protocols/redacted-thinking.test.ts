@@ -8,11 +8,13 @@ import {describe, expect, it} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
 import type {Family, Opaque, ReasoningPart, StreamEvent} from './ir.js'
-import {unwrapOpaque, unwrapReasoning, wrapReasoning} from './ir.js'
+import {unwrapOpaque, unwrapReasoning, withoutWrappedThinking, wrapReasoning} from './ir.js'
 import {stripWrapped} from './strip.js'
 import {CODECS, decodeClientRequest, encodeUpstreamRequest} from './translate.js'
 
 const m = (value: string): Opaque => ({family: 'messages', value})
+/** The same, read back from a gwctl wrap. */
+const w = (value: string): Opaque => ({...m(value), wrapped: true})
 
 describe('the wrap of redacted thinking', () => {
   it.each<[Family, Pick<ReasoningPart, 'signature' | 'redacted' | 'encrypted'>, string | undefined]>([
@@ -28,11 +30,11 @@ describe('the wrap of redacted thinking', () => {
   })
 
   it.each<[Family, string, {signature?: Opaque; redacted?: Opaque}]>([
-    ['responses', 'gwx1.messages+redacted.RD', {redacted: m('RD')}],
-    ['gemini', 'gwx1.messages+redacted.a.b', {redacted: m('a.b')}],
+    ['responses', 'gwx1.messages+redacted.RD', {redacted: w('RD')}],
+    ['gemini', 'gwx1.messages+redacted.a.b', {redacted: w('a.b')}],
     // every wrap written before: a signature, as before
-    ['responses', 'gwx1.messages.RD', {signature: m('RD')}],
-    ['gemini', 'gwx1.chat.', {signature: {family: 'chat', value: ''}}],
+    ['responses', 'gwx1.messages.RD', {signature: w('RD')}],
+    ['gemini', 'gwx1.chat.', {signature: {family: 'chat', value: '', wrapped: true}}],
     // not a wrap of gwctl's: the client's own value
     ['gemini', 'gwx1.nope+redacted.x', {signature: {family: 'gemini', value: 'gwx1.nope+redacted.x'}}],
     ['gemini', 'gwx1.+redacted.x', {signature: {family: 'gemini', value: 'gwx1.+redacted.x'}}],
@@ -47,7 +49,7 @@ describe('the wrap of redacted thinking', () => {
   })
 
   it('reads as the opaque it holds where only the value counts, and is taken out as any wrap is', () => {
-    expect(unwrapOpaque('responses', 'gwx1.messages+redacted.RD')).toEqual(m('RD'))
+    expect(unwrapOpaque('responses', 'gwx1.messages+redacted.RD')).toEqual(w('RD'))
     // the history gone to a Responses upstream untranslated (a route changed): OpenAI would refuse it
     const item = {type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gwx1.messages+redacted.RD'}
     const body = {input: [{role: 'user', content: 'hi'}, item]}
@@ -240,5 +242,87 @@ describe("a chat client's reasoning_content of the three blocks", () => {
       expect(sent('first\n\nthen')).toBe(sent('firstthen'))
       expect(sent('first\n\nthen')).not.toContain('first')
     }
+  })
+})
+
+describe('a conversation sent again without the thinking of gwctl wraps (a signature refused)', () => {
+  const call = {type: 'tool_call' as const, id: 'c1', name: 'read_file', arguments: '{}'}
+  const result = {type: 'tool_result' as const, callId: 'c1', name: 'read_file', content: []}
+  // a Responses client's history: an old wrap (redacted data as a signature) in the first turn, the
+  // wraps of now in the second, a text of the client's own between
+  const request = decodeClientRequest(
+    'responses',
+    {
+      model: 'm',
+      input: [
+        {role: 'user', content: 'go'},
+        {type: 'reasoning', summary: [], encrypted_content: 'gwx1.messages.U0lH'},
+        {type: 'reasoning', summary: [], encrypted_content: 'gwx1.messages.UkQ='},
+        {type: 'function_call', call_id: 'c1', name: 'read_file', arguments: '{}'},
+        {type: 'function_call_output', call_id: 'c1', output: ''},
+        {type: 'reasoning', summary: [], encrypted_content: 'gwx1.messages+redacted.UkQy'},
+        {role: 'assistant', content: [{type: 'output_text', text: 'done'}]},
+        {role: 'user', content: 'more'},
+      ],
+    },
+    {},
+  ).request
+
+  it('leaves out every wrapped reasoning part of a message that holds a wrapped signature, no other', () => {
+    const again = withoutWrappedThinking(request)!
+    expect(again.messages.map((msg) => msg.parts.map((p) => p.type))).toEqual([
+      ['text'],
+      ['tool_call'],
+      ['tool_result'],
+      ['reasoning', 'text'],
+      ['text'],
+    ])
+    expect(request.messages[1].parts.map((p) => p.type)).toEqual(['reasoning', 'reasoning', 'tool_call'])
+  })
+
+  it('keeps the thinking the gateway carried (no wrap), and changes nothing without a wrapped signature', () => {
+    const carried = {...request, messages: request.messages.map((msg) => ({...msg}))}
+    carried.messages[1] = {
+      role: 'assistant',
+      parts: [{type: 'reasoning', text: 't', signature: m('U0lH')}, call],
+    }
+    carried.messages[2] = {role: 'user', parts: [result]}
+    expect(withoutWrappedThinking(carried)).toBeUndefined()
+  })
+})
+
+describe("a chat client's answer of text alone: its thinking carried under its text", () => {
+  // Anthropic's answer of the three blocks and a text, no call
+  const answer = () => {
+    const r = response()
+    return {
+      ...r,
+      parts: [...r.parts.filter((p) => p.type === 'reasoning'), {type: 'text' as const, text: 'Fine.'}],
+    }
+  }
+  const history = (text: string, echo?: string) => ({
+    model: 'gpt-5',
+    messages: [
+      {role: 'user', content: 'how are the notes?'},
+      {role: 'assistant', content: text, ...(echo === undefined ? {} : {reasoning_content: echo})},
+      {role: 'user', content: 'and then?'},
+    ],
+  })
+  const types = (blocks: unknown[]) => blocks.map((b) => (b as {type: string}).type)
+
+  it('goes back as it came for the same text, echoed or not; not for another text or another echo', () => {
+    const carry = new BoundedCarry()
+    const shown = CODECS.chat.encodeResponse(answer(), {carry}) as {
+      choices: Array<{message: {content: string; reasoning_content: string}}>
+    }
+    const {content, reasoning_content: echo} = shown.choices[0].message
+    const three = ['thinking', 'redacted_thinking', 'thinking', 'text']
+    expect(types(sentBack('chat', history(content), {carry}))).toEqual(three)
+    expect(types(sentBack('chat', history(content, echo), {carry}))).toEqual(three)
+    expect(types(sentBack('chat', history('Fine!'), {carry}))).toEqual(['text'])
+    // (an echo that is not this thinking's: another answer of the same text)
+    expect(types(sentBack('chat', history(content, 'other thoughts'), {carry}))).toEqual(['text'])
+    // a daemon that never kept such thinking hashes nothing, and sends none
+    expect(types(sentBack('chat', history(content), {carry: new BoundedCarry()}))).toEqual(['text'])
   })
 })

@@ -100,7 +100,7 @@ describe('responses decodeRequest', () => {
         text: 'a',
         encrypted: {family: 'responses', value: '{"id":"rs_1","encrypted_content":"OWN"}'},
       },
-      {type: 'reasoning', text: '', signature: {family: 'messages', value: 'SIG'}},
+      {type: 'reasoning', text: '', signature: {family: 'messages', value: 'SIG', wrapped: true}},
       {type: 'tool_call', id: 'c1', name: 'apply_patch', arguments: '{"input":"P"}'},
     ])
     expect(r.messages[2].parts).toEqual([

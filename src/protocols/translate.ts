@@ -96,7 +96,7 @@ import {
 } from './thinking-off.js'
 import {thinkingOffForToolTurns, withEmptyThinking} from './thinking-history.js'
 
-export {ServerStateError, TranslationError} from './ir.js'
+export {ServerStateError, TranslationError, withoutWrappedThinking} from './ir.js'
 export {derivedCacheKey, headerCacheKey} from './cache-key.js'
 export {geminiDeclarationCount} from './tool-cap.js'
 export {ItemReferenceError, REMOTE_COMPACTION_REFUSAL} from './responses.js'

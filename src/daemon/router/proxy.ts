@@ -132,6 +132,13 @@ const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
     (modules) => (translationLoaded = modules),
   ))
 
+/** Anthropic's refusal of a thinking block's signature (`messages.1.content.0: Invalid …`). */
+const INVALID_SIGNATURE = /Invalid \\?`signature\\?` in \\?`thinking\\?` block/
+
+/** The row's note on a request sent again without the thinking of gwctl's wraps. */
+const WITHOUT_WRAPS_NOTE =
+  "refused a thinking block's signature: sent again once without the thinking blocks of gwctl's wraps (one written before stop 60 held redacted thinking as a signature); nothing learned"
+
 /** See src/protocols/strip.ts (kept here too: that module loads only when a body holds it). */
 const WRAPPED_MARKER = '"gwx1.'
 
@@ -221,6 +228,11 @@ interface TranslatedRequest {
   upstreamModel: string
   /** How many refused fields this request has gone again without. */
   adapted?: number
+  /**
+   * It went again without the thinking of gwctl's wraps after a Messages upstream refused a
+   * signature (ir.ts `withoutWrappedThinking`): once a request.
+   */
+  withoutWraps?: true
 }
 
 /**
@@ -951,6 +963,8 @@ export async function proxyRequest(
     target: ProxyTarget,
     model: string | null,
     plainTools = false,
+    /** The conversation to encode in place of the client's (its thinking of gwctl's wraps left out). */
+    conversation?: ClientRequest['request'],
   ): Promise<TranslatedRequest | 'answered'> {
     const [translate] = translationLoaded ?? (await loadTranslation())
     // (a later target of the client's own family may take it, passed through: see the refusal)
@@ -1101,7 +1115,7 @@ export async function proxyRequest(
     )
       ctx.localServer = true
     const {body, path, sent} = translate.encodeUpstreamRequest(
-      client,
+      conversation ? {...client, request: conversation} : client,
       target.provider.family,
       upstreamModelName,
       ctx,
@@ -1503,6 +1517,30 @@ export async function proxyRequest(
           return tryTarget(i, model, again.body, credential, {
             ...again,
             adapted: (translated.adapted ?? 0) + 1,
+          })
+        }
+      }
+      // Anthropic's refusal of a thinking block's signature, in a conversation that holds thinking
+      // gwctl wrapped for the client (one wrapped before stop 60 holds redacted data as a
+      // signature): sent again once without that thinking, nothing learned (the next request's
+      // wraps may be sound). The words searched only in a Messages upstream's 400.
+      if (
+        !change &&
+        provider.family === 'messages' &&
+        !translated.withoutWraps &&
+        typeof errorText === 'string' &&
+        INVALID_SIGNATURE.test(errorText)
+      ) {
+        const [translate] = translationLoaded ?? (await loadTranslation())
+        const conversation = client && translate.withoutWrappedThinking(client.request)
+        const again = conversation && (await translateFor(target, model, !target.translate, conversation))
+        if (again && again !== 'answered') {
+          tried--
+          adapted.push(`${provider.name} ${WITHOUT_WRAPS_NOTE}`)
+          return tryTarget(i, model, again.body, credential, {
+            ...again,
+            adapted: translated.adapted,
+            withoutWraps: true,
           })
         }
       }
