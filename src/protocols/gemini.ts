@@ -350,7 +350,7 @@ const BUDGETS: Record<Effort, number> = {minimal: 512, low: 1024, medium: 8192, 
  */
 const olderGemini = (model: string): boolean => /(?:^|\/)(?:gemini-[12][.-]|gemma-)/i.test(model)
 
-function encodeModelParts(parts: Part[], notes: ImageNotes, skip: boolean): Body[] {
+function encodeModelParts(parts: Part[], notes: ImageNotes, model: string): Body[] {
   const out: Body[] = []
   let pendingSig: string | undefined // from a reasoning part with no text: goes on the next part
   let turnSig: string | undefined // the turn's reasoning signature, for its first functionCall
@@ -372,7 +372,8 @@ function encodeModelParts(parts: Part[], notes: ImageNotes, skip: boolean): Body
     } else if (part.type === 'image') out.push(imagePart(part, notes))
     else if (part.type === 'tool_call') {
       let sig = ownSig(part.signature) ?? pendingSig
-      if (!sig && firstCall) sig = turnSig ?? (skip ? SKIP_SIGNATURE : undefined)
+      // (the name read only for a call that has no signature of its own)
+      if (!sig && firstCall) sig = turnSig ?? (olderGemini(model) ? undefined : SKIP_SIGNATURE)
       out.push({
         functionCall: {name: part.name, args: parseArgs(part.arguments), id: part.id},
         ...(sig && {thoughtSignature: sig}),
@@ -667,13 +668,12 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   let layout: 'nested' | 'flat' | undefined // (of the results' media: only when one went)
   const messages = request.messages
   let plainTo = -1 // (the last user message of a run found without media beside results)
-  const older = olderGemini(model)
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i]
     let parts: Body[]
     if (message.role === 'assistant') {
       for (const p of message.parts) if (p.type === 'tool_call') callNames.set(p.id, p.name)
-      parts = encodeModelParts(message.parts, images, !older)
+      parts = encodeModelParts(message.parts, images, model)
     } else if (i > plainTo && mediaWithResults(messages, i, (plainTo = runEnd(messages, i)))) {
       // the run's user messages, one content: its media placed as the model takes them
       const to = plainTo
