@@ -6,7 +6,8 @@
  *   as `high`, each on the first try; a model whose name does not say so (a later GLM) refuses the
  *   gateway's `thinking: disabled` once, and that one refusal teaches every effort it lists;
  * - MiniMax-M3's Anthropic endpoint refuses `thinking.type: enabled` (`minimax-thinking`): Codex
- *   translated onto it goes again as adaptive;
+ *   translated onto it goes again as adaptive, and so does Claude Code's `enabled` with a budget
+ *   passed through;
  * - a relay's zod schema refuses Claude Code's adaptive thinking (`enum-thinking`), or a pydantic
  *   one without an `adaptive` member (`pydantic-thinking`): passed through, it goes again as
  *   `enabled` with a budget;
@@ -33,6 +34,7 @@ const gw = translatedRoutes(
     glm: ['sim-chat', 'glm-5.3+zai-always-thinks'],
     later: ['sim-chat', 'glm-5.4+zai-always-thinks'],
     minimax: ['sim-messages', 'MiniMax-M3+minimax-thinking'],
+    minimaxPassed: ['sim-messages', 'minimax-m3+minimax-thinking'],
     relay: ['sim-messages', 'qwen3.7-plus+enum-thinking'],
     pyrelay: ['sim-messages', 'qwen3.7-plus+pydantic-thinking'],
     levels: ['sim-messages', 'qwen3.7-plus+effort-levels'],
@@ -186,6 +188,33 @@ describe('a thinking form an Anthropic-compatible server refuses', {timeout: 60_
     const next = await takeSimCalls(gw.simOrigin, MESSAGES)
     expect(next.map((b) => b.thinking?.type)).toEqual(['adaptive'])
     expect((await rows('minimax', 2)).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'sim-messages refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',
+      ],
+      [200, null],
+    ])
+  })
+
+  it("MiniMax-M3 refuses Claude Code's thinking enabled with a budget, passed through: adaptive, and so from then on", async () => {
+    await takeSimCalls(gw.simOrigin, /./)
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('minimaxPassed')!, maxRetries: 0})
+    const enabled = (): any => ({
+      model: 'minimax-m3',
+      max_tokens: 32000,
+      thinking: {type: 'enabled', budget_tokens: 31999},
+      messages: [{role: 'user', content: 'Say hello.'}],
+    })
+    const first = await client.messages.stream(enabled()).finalMessage()
+    expect(first.content.map((b) => b.type)).toEqual(['thinking', 'text'])
+    await client.messages.stream(enabled()).finalMessage()
+    const tries = await takeSimCalls(gw.simOrigin, MESSAGES)
+    expect(tries.map((b) => [b.thinking, b.output_config])).toEqual([
+      [{type: 'enabled', budget_tokens: 31999}, undefined],
+      [{type: 'adaptive'}, {effort: 'high'}],
+      [{type: 'adaptive'}, {effort: 'high'}],
+    ])
+    expect((await rows('minimaxPassed', 2)).map((r) => [r.status, r.error])).toEqual([
       [
         200,
         'sim-messages refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',

@@ -169,12 +169,13 @@ export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'reasoning
 }
 
 /**
- * Where a Gemini 3 model behind a chat completions server wants each tool call's thought
- * signature: `reasoning_details`, OpenRouter's (an encrypted item of the assistant message's);
+ * Where a Gemini 3 model wants each tool call's thought signature: behind a chat completions
+ * server, `reasoning_details`, OpenRouter's (an encrypted item of the assistant message's);
  * `google`, Google's OpenAI-compatible endpoint (`extra_content.google.thought_signature` on the
- * call); `vertex`, Vertex AI's (`extra_content.vertex`).
+ * call); `vertex`, Vertex AI's (`extra_content.vertex`); on Gemini's own API, `part`, the
+ * `thoughtSignature` of a model content's `functionCall` part.
  */
-export type ThoughtSignatureField = 'reasoning_details' | 'google' | 'vertex'
+export type ThoughtSignatureField = 'reasoning_details' | 'google' | 'vertex' | 'part'
 
 /**
  * A chat body whose assistant messages with tool calls that carry no thought signature (the
@@ -183,6 +184,7 @@ export type ThoughtSignatureField = 'reasoning_details' | 'google' | 'vertex'
  * `field` says; a call that has its own signature keeps it. The same bytes on every request.
  */
 export function dummySignatures(body: Body, field: ThoughtSignatureField): void {
+  if (field === 'part') return dummyPartSignatures(body)
   const messages = body.messages
   if (!Array.isArray(messages)) return
   body.messages = (messages as Body[]).map((m) => {
@@ -206,6 +208,26 @@ export function dummySignatures(body: Body, field: ThoughtSignatureField): void 
     const signed = {...first, extra_content: {[field]: {thought_signature: SKIP_THOUGHT_SIGNATURE}}}
     return {...m, tool_calls: [signed, ...calls.slice(1)]}
   })
+}
+
+/**
+ * A Gemini body (Gemini CLI's, passed through) whose model contents have a first `functionCall`
+ * part without a `thoughtSignature` (calls another model or another route made: Gemini 2.5, a
+ * fallback, another vendor) get Google's documented skip value on that part; a part with its own
+ * signature keeps it, and so do the calls after the first, which Gemini 3 signs none of (its
+ * parallel calls: only the first is signed). Every model content, not only the current turn's: the
+ * history's bytes stay the same from turn to turn. Rewritten in place.
+ */
+function dummyPartSignatures(body: Body): void {
+  if (!Array.isArray(body.contents)) return
+  for (const content of body.contents as Body[]) {
+    if (!content || typeof content !== 'object' || content.role !== 'model' || !Array.isArray(content.parts))
+      continue
+    const parts = content.parts as Body[]
+    const at = parts.findIndex((p) => p && typeof p === 'object' && p.functionCall !== undefined)
+    if (at < 0 || parts[at].thoughtSignature !== undefined) continue
+    parts[at] = {...parts[at], thoughtSignature: SKIP_THOUGHT_SIGNATURE}
+  }
 }
 
 /**

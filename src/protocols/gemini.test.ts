@@ -157,6 +157,30 @@ describe("gemini decodeRequest: a response's own id, and a call of an older turn
 })
 
 describe('gemini encodeRequest', () => {
+  it('gives the skip value to a Gemini 3 or an alias, none to a model named as an older Gemini or Gemma', () => {
+    const request = {
+      ...base,
+      messages: [
+        {role: 'user' as const, parts: [{type: 'text' as const, text: 'hi'}]},
+        {
+          role: 'assistant' as const,
+          parts: [
+            {type: 'tool_call' as const, id: 'c1', name: 'a', arguments: '{}'},
+            {type: 'tool_call' as const, id: 'c2', name: 'a', arguments: '{}'},
+          ],
+        },
+      ],
+    }
+    const firstCall = (model: string) =>
+      ((geminiCodec.encodeRequest(request, model).contents as any[])[1].parts as any[]).map(
+        (p) => p.thoughtSignature ?? null,
+      )
+    for (const model of ['gemini-3-pro-preview', 'gemini-3.5-flash', 'gemini-flash-latest', 'relay-model'])
+      expect(firstCall(model), model).toEqual([SKIP_SIGNATURE, null])
+    for (const model of ['gemini-2.5-flash', 'models/gemini-2.0-flash', 'gemini-1.5-pro', 'gemma-3-27b-it'])
+      expect(firstCall(model), model).toEqual([null, null])
+  })
+
   it('signs the first call with the skip value when no Gemini signature exists, drops foreign reasoning', () => {
     const body = geminiCodec.encodeRequest(
       {

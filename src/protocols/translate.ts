@@ -696,9 +696,9 @@ export interface UpstreamAdaptation {
    */
   reasoningHistory?: 'reasoning' | 'reasoning_content' | 'drop'
   /**
-   * Gemini 3 behind a chat server refused a tool call's turn without its thought signature: such
-   * turns go with Google's documented dummy, in the field the server reads (conversation-rules.ts
-   * `dummySignatures`).
+   * Gemini 3 refused a tool call's turn without its thought signature (behind a chat server, or on
+   * Gemini's own API to a body passed through): such turns go with Google's documented dummy, in
+   * the field the server reads (conversation-rules.ts `dummySignatures`).
    */
   thoughtSignatures?: ThoughtSignatureField
   /**
@@ -1123,7 +1123,9 @@ export function adaptPassedMessages(
  * upstream model applied: its function declarations held to the most the model takes (`toolCap`,
  * ./tool-cap.ts), and its thinking config in the form the model takes (a model of another
  * generation than the one Gemini CLI named: `noThinkingLevel`, `thinkingBudget`), its system
- * instruction in the first user turn (`noSystemInstruction`, Gemma 3), everything else as the
+ * instruction in the first user turn (`noSystemInstruction`, Gemma 3), the first call of a model
+ * turn without a thought signature given Google's skip value (`thoughtSignatures`, Gemini 3 given
+ * another model's history), everything else as the
  * client sent it; in a countTokens body that wraps the request it counts (`generateContentRequest`),
  * that request, so the count is of what generateContent would send and Gemma 3 is not sent the
  * system instruction it refuses there either. Its bytes for the upstream, and what the log row says
@@ -1157,6 +1159,7 @@ function adaptedGemini(
   else if (adapt.thinkingLevels) raiseThinkingLevel(out, adapt.thinkingLevels)
   if (adapt.thinkingBudget) adaptGeminiBudget(out, adapt.thinkingBudget)
   if (adapt.noSystemInstruction) systemIntoFirstTurn(out)
+  if (adapt.thoughtSignatures === 'part') dummySignatures(out, 'part')
   return out
 }
 

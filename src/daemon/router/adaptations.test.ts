@@ -3208,7 +3208,7 @@ describe("Gemini 3's refusal of a tool call turn without its thought signature (
     }
   })
 
-  it('learns nothing from the words quoted in prose, an echo of the request, or another family', () => {
+  it('learns nothing from the words quoted in prose or an echo of the request; from Gemini itself, its own field', () => {
     const a = new UpstreamAdaptations()
     for (const message of [
       `Why does "${GOOGLE}" happen?`,
@@ -3216,8 +3216,33 @@ describe("Gemini 3's refusal of a tool call turn without its thought signature (
       'Gemini models require OpenRouter reasoning details to be preserved in each request.',
     ])
       expect(a.learn('g', 'gemini-3-pro', openai(message, null), {fields: SENT})).toBeUndefined()
+    // a translated body to Gemini's own API (a Gemini 3 named for an older one, sent no skip value):
+    // the part's `thoughtSignature`, not a chat server's field
     const google = JSON.stringify({error: {code: 400, message: GOOGLE, status: 'INVALID_ARGUMENT'}})
-    expect(a.learn('g', 'gemini-3-pro', google, {fields: SENT, upstream: 'gemini'})).toBeUndefined()
+    expect(a.learn('g', 'gemini-3-pro', google, {fields: SENT, upstream: 'gemini'})).toMatch(
+      /^refused a tool call turn without its thought signature/,
+    )
+    expect(a.get('g', 'gemini-3-pro')).toEqual({thoughtSignatures: 'part'})
+  })
+
+  it("on Gemini's own API, to a body passed through: Google's and Vertex's words teach the part's own field, once", () => {
+    for (const message of [GOOGLE, VERTEX]) {
+      const text = JSON.stringify({error: {code: 400, message, status: 'INVALID_ARGUMENT'}})
+      const a = new UpstreamAdaptations()
+      expect(a.learnPassedGeminiSignatures('g', 'gemini-3-pro', text, undefined)).toBe(
+        "refused a tool call turn without its thought signature: sent again with Google's skip_thought_signature_validator in the thoughtSignature of each model turn's first call where the history has none",
+      )
+      const learned = a.get('g', 'gemini-3-pro')!
+      expect(learned).toEqual({thoughtSignatures: 'part'})
+      expect(describeAdaptation(learned)).toEqual([
+        "a tool call turn without its thought signature sent with skip_thought_signature_validator (the thoughtSignature of each model turn's first call)",
+      ])
+      // the same refusal again, to a body sent with it: the client's
+      expect(a.learnPassedGeminiSignatures('g', 'gemini-3-pro', text, learned)).toBeUndefined()
+    }
+    // the words quoted in prose teach nothing
+    const prose = JSON.stringify({error: {code: 400, message: `Why does "${GOOGLE}" happen?`}})
+    expect(new UpstreamAdaptations().learnPassedGeminiSignatures('g', 'm', prose, undefined)).toBeUndefined()
   })
 
   it('sends a turn whose call has no signature with the dummy, one whose call has one as it was', () => {

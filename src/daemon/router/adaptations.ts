@@ -2015,7 +2015,7 @@ function conversationRefusal(
   if (signatures)
     return {
       next: {...known, thoughtSignatures: signatures},
-      note: `refused a tool call turn without its thought signature: sent again with Google's skip_thought_signature_validator in ${signatures === 'reasoning_details' ? 'reasoning_details' : `extra_content.${signatures}`} where the history has none`,
+      note: signaturesNote(signatures),
     }
   if (chat && unnamed && /unexpected role\W+user\W+after role\W+tool/i.test(message))
     return {
@@ -2023,6 +2023,36 @@ function conversationRefusal(
       note: 'refused a user message right after tool results: sent again with an assistant message between',
     }
   return undefined
+}
+
+/** Where a learned dummy thought signature goes, as the log row and `gwctl` name it. */
+const signatureField = (field: ThoughtSignatureField): string =>
+  field === 'reasoning_details'
+    ? 'reasoning_details'
+    : field === 'part'
+      ? "the thoughtSignature of each model turn's first call"
+      : `extra_content.${field}`
+
+const signaturesNote = (field: ThoughtSignatureField): string =>
+  `refused a tool call turn without its thought signature: sent again with Google's skip_thought_signature_validator in ${signatureField(field)} where the history has none`
+
+/**
+ * Gemini 3's refusal, on Gemini's own API, of a model turn whose first function call has no
+ * thought signature (Google's "Function call is missing a thought_signature in functionCall parts",
+ * Vertex AI's "... content block is missing a `thought_signature`"): a body passed through (Gemini
+ * CLI, the @google/genai SDK) whose history another model made (Gemini 2.5, a fallback to another
+ * Gemini, a route changed mid-loop), which a client that names a model not Gemini 3 (Gemini CLI
+ * adds its own dummy only for a Gemini 3 name) sends unsigned. Learned: such turns go with the
+ * dummy from then on (conversation-rules.ts `dummySignatures`, field `part`).
+ */
+function geminiSignatureRefusal(
+  errorText: string,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (known.thoughtSignatures !== undefined) return undefined
+  const field = signatureRefusal(errorText, errorParts(errorText).message)
+  if (field !== 'google' && field !== 'vertex') return undefined
+  return {next: {...known, thoughtSignatures: 'part'}, note: signaturesNote('part')}
 }
 
 /**
@@ -2785,6 +2815,9 @@ function decide(
     if (media) return media
     const instruction = systemInstructionRefusal(errorText, sent.systemInstruction === true, known)
     if (instruction) return instruction
+    // (a model named for an older Gemini, sent no skip value, that is a Gemini 3: gemini.ts)
+    const signatures = geminiSignatureRefusal(errorText, known)
+    if (signatures) return signatures
     return thinkingConfigRefusal(
       errorText,
       {
@@ -3211,7 +3244,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     )
   if (a.thoughtSignatures)
     rules.push(
-      `a tool call turn without its thought signature sent with skip_thought_signature_validator (${a.thoughtSignatures === 'reasoning_details' ? 'reasoning_details' : `extra_content.${a.thoughtSignatures}`})`,
+      `a tool call turn without its thought signature sent with skip_thought_signature_validator (${signatureField(a.thoughtSignatures)})`,
     )
   return rules
 }
@@ -3630,6 +3663,21 @@ export class UpstreamAdaptations {
       adaptedWith,
       systemInstructionRefusal(errorText, true, adaptedWith ?? {}),
     )
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` to a Gemini request passed through untranslated that
+   * holds a function call, sent with `adaptedWith` learned: Gemini 3's refusal of a model turn whose
+   * first call has no thought signature, its requests going with Google's skip value on such calls
+   * from then on. Says so for the log row, as {@link learn} does; else undefined.
+   */
+  learnPassedGeminiSignatures(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    return this.settle(provider, model, adaptedWith, geminiSignatureRefusal(errorText, adaptedWith ?? {}))
   }
 
   /** Keeps what a refusal taught (`decided`), unless another request learned something meanwhile. */

@@ -194,7 +194,7 @@ async function passedBody(
  * (a Gemini body: only for more function declarations than the model takes, or a thinking config
  * it refused).
  */
-const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined): boolean =>
+const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined, body: Buffer): boolean =>
   family === 'chat'
     ? rewritesChatBody(learned)
     : family === 'messages'
@@ -206,7 +206,9 @@ const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined)
           learned.thinkingLevels !== undefined ||
           learned.noThinking === true ||
           learned.noSystemInstruction === true ||
-          learned.thinkingBudget !== undefined)
+          learned.thinkingBudget !== undefined ||
+          // (a byte search first: only a body that holds a call has a turn to sign)
+          (learned.thoughtSignatures !== undefined && body.indexOf('"functionCall"') !== -1))
 
 /**
  * What translated upstreams were found to refuse, and the context windows upstreams stated, per
@@ -1232,7 +1234,7 @@ export async function proxyRequest(
     // every tool in the bytes (./top-fields.ts)
     if (family === 'messages' && learned?.toolMembers !== undefined)
       body = withoutItemMembers(body, 'tools', learned.toolMembers) ?? body
-    if (rewritesPassed(family, learned)) {
+    if (rewritesPassed(family, learned, body)) {
       // (what it left out, said on the log row once)
       const notes: string[] = []
       body = await passedBody(family as 'chat' | 'messages' | 'gemini', body, learned!, notes)
@@ -1625,8 +1627,11 @@ export async function proxyRequest(
     // for this model.", "Budget 0 is invalid. This model only works in thinking mode."): learned,
     // and the request goes again in the form the model takes, as later ones do; so does its system
     // instruction, refused by Gemma 3 ("Developer instruction is not enabled for
-    // models/gemma-3-27b-it": then in the first user turn) (read only for a body that offers
-    // declarations or holds a thinking config or a system instruction)
+    // models/gemma-3-27b-it": then in the first user turn); and Gemini 3's refusal of a model turn
+    // whose first call has no thought signature ("Function call is missing a thought_signature in
+    // functionCall parts": a history another model or route made), then sent with Google's skip
+    // value there (read only for a body that offers declarations or holds a thinking config, a
+    // system instruction or a call)
     if (
       !translated &&
       family === 'gemini' &&
@@ -1637,13 +1642,21 @@ export async function proxyRequest(
       (body.indexOf('"functionDeclarations"') !== -1 ||
         body.indexOf('"thinkingConfig"') !== -1 ||
         body.indexOf('"systemInstruction"') !== -1 ||
-        body.indexOf('"system_instruction"') !== -1) // Google's REST examples spell it so
+        body.indexOf('"system_instruction"') !== -1 || // Google's REST examples spell it so
+        body.indexOf('"functionCall"') !== -1)
     ) {
       errorText = await errorBody(upstream.body)
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
       let change: string | undefined
       const capStated = typeof errorText === 'string' && toolCapStated(errorText) !== undefined
-      if (typeof errorText === 'string' && /developer instruction is not enabled/i.test(errorText))
+      if (typeof errorText === 'string' && /missing a `?thought_signature/.test(errorText))
+        change = adaptations.learnPassedGeminiSignatures(
+          provider.name,
+          upstreamModelName,
+          errorText,
+          passedWith,
+        )
+      else if (typeof errorText === 'string' && /developer instruction is not enabled/i.test(errorText))
         change = adaptations.learnPassedGeminiSystem(provider.name, upstreamModelName, errorText, passedWith)
       else if (typeof errorText === 'string' && (capStated || /thinking/i.test(errorText))) {
         const sent = sentObject(body)

@@ -374,7 +374,7 @@ function handle(context: SimContext, emptied: Set<string>) {
         ? undefined
         : (geminiImageProblem(body.contents) ??
           geminiResultMediaProblem(model, body.contents, quirks.has('media-in-responses')) ??
-          geminiHistoryProblem(model, body.contents))
+          geminiHistoryProblem(model, body.contents, quirks.has('signed-calls')))
     if (problem) {
       context.sendError(request, 400, problem)
       return

@@ -105,6 +105,9 @@ export const SIM_QUIRKS = [
   // a Gemini 3 behind a name that does not say so (an alias, a relay's): a function result's
   // media taken only inside its response
   'media-in-responses',
+  // a Gemini 3 behind a name that does not say so: a model turn's first call without a thought
+  // signature refused, as a `gemini-3*` model refuses it
+  'signed-calls',
   // a forced tool_choice refused: Z.AI's 400 (GLM), OpenRouter's 404
   'tool-choice-auto-only',
   'tool-choice-404',

@@ -401,11 +401,15 @@ export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator'
 
 /**
  * Gemini: the first functionCall part of each model turn must carry a `thoughtSignature` the sim
- * made (or the documented bypass). A missing one is refused only for `gemini-3*` models and only
- * in the current turn (model turns after the last user turn with text), as Gemini 3 does. A text
- * part that is empty is refused in any turn.
+ * made (or the documented bypass). A missing one is refused only for `gemini-3*` models (any model
+ * with `signedCalls`: quirk `signed-calls`) and only in the current turn (model turns after the
+ * last user turn with text), as Gemini 3 does. A text part that is empty is refused in any turn.
  */
-export function geminiHistoryProblem(model: string, contents: unknown): string | undefined {
+export function geminiHistoryProblem(
+  model: string,
+  contents: unknown,
+  signedCalls = false,
+): string | undefined {
   const list = Array.isArray(contents) ? (contents as Body[]) : []
   // an empty text part is refused (Gemini's own `{text: "", thoughtSignature}` excepted)
   for (const c of list)
@@ -429,7 +433,7 @@ export function geminiHistoryProblem(model: string, contents: unknown): string |
     const call = part.functionCall as Body
     const signature = part.thoughtSignature
     if (signature === undefined) {
-      if (model.startsWith('gemini-3') && i > currentFrom)
+      if ((signedCalls || model.startsWith('gemini-3')) && i > currentFrom)
         return (
           'Function call is missing a thought_signature in functionCall parts. This is required for ' +
           'tools to work correctly, and missing thought_signature may lead to degraded model ' +
