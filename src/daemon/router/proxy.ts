@@ -769,7 +769,11 @@ export async function proxyRequest(
             : message
           // (after a failed try the answer is that failure's, which a try that fell back left unsaid)
           if (serverState && tried > 0) result.error ??= attempts.findLast((a) => !a.skipped)?.error ?? null
-          attempts.push({provider: target.provider.name, skipped: 'untranslatable', error: note})
+          attempts.push({
+            provider: target.provider.name,
+            skipped: serverState ? 'server-state' : 'untranslatable',
+            error: note,
+          })
           untranslatable ??= {message, provider: target.provider.name, upstreamFamily: target.provider.family}
           continue
         }
@@ -1284,7 +1288,9 @@ export async function proxyRequest(
     }
     result.provider = provider.name
     result.model = model
-    result.fallback = i > 0
+    // (a target passed over for the server state the request names was never tried: going on
+    // from it is no fallback, as going on from one that failed, was open or had no key is)
+    result.fallback = i > 0 && attempts.some((a) => a.skipped !== 'server-state')
     // (Codex's tools made plain for a Responses server went through the codecs, not to another family)
     result.upstreamFamily = translated && provider.family !== family ? provider.family : undefined
     const {origin, path} = upstreamPath(

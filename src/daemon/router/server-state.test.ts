@@ -10,6 +10,7 @@
 import {afterAll, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {BoundedCarry} from '../../protocols/carry.js'
+import {CircuitBreaker} from './breaker.js'
 import {logEntryFor} from './log-entry.js'
 import type {ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Upstream} from './proxy-fixture.js'
@@ -99,9 +100,9 @@ const postRaw = (body: string) =>
   })
 const post = (body: Record<string, unknown>) => postRaw(JSON.stringify(body))
 
-/** The row the daemon writes for the request's result. */
-const row = async () => {
-  const [result] = await gateway.settled(1)
+/** The row the daemon writes for the result of the request `at` (0: the first since beforeEach). */
+const row = async (at = 0) => {
+  const result = (await gateway.settled(at + 1))[at]
   const entry = logEntryFor(
     'responses',
     {agentId: null, keyPrefix: null, policyId: null, project: null},
@@ -111,20 +112,24 @@ const row = async () => {
 }
 
 describe("an item_reference to OpenAI's own item, the first target translated", () => {
-  it('goes to the Responses target passed through, as it came; the row says why the translated one was skipped', async () => {
-    route = {targets: [deepseek(), openai()]}
+  it('goes to the Responses target passed through, as it came; the row says why the translated one was skipped, and counts no fallback', async () => {
+    const target = deepseek()
+    target.breaker = new CircuitBreaker('deepseek', {failureThreshold: 1, cooldownMs: 60_000})
+    route = {targets: [target, openai()]}
     const body = {model: 'gpt-5.5', input: [user('Hi.'), reference('msg_oa1'), user('And?')]}
     const res = await post(body)
     expect(res.status).toBe(200)
     expect(JSON.parse(await res.text()).output[0].id).toBe('msg_oa2')
     expect(seen).toEqual([{server: 'responses', body: JSON.stringify(body)}])
+    // (the translated target was never tried: no fallback in stats and usage, nothing against its breaker)
     expect(await row()).toEqual({
       status: 200,
       provider: 'openai',
-      fallback: true,
+      fallback: false,
       error:
         'fell back after: deepseek skipped: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
     })
+    expect(target.breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 0})
   })
 
   it('no Responses target passed through: the 400 that names the id, at once, nothing sent to any target', async () => {
@@ -156,6 +161,8 @@ describe("an item_reference to OpenAI's own item, the first target translated", 
     })
     expect(second.status).toBe(200)
     expect(seen.map((s) => s.server)).toEqual(['chat', 'responses'])
+    // (a target that failed: a fallback, as ever)
+    expect(await row(1)).toMatchObject({provider: 'openai', fallback: true})
     expect(JSON.parse(seen[1].body).input).toEqual([
       user('Say hello.'),
       {type: 'message', role: 'assistant', content: [{type: 'output_text', text}]},
