@@ -13,7 +13,8 @@
  * - The gateway key never leaves: every credential header and `?key=` are dropped and the
  *   provider's credential is set in its protocol's form. Only protocol headers are forwarded.
  * - A client disconnect aborts a stream's upstream request at once; a request not streamed to a
- *   vendor's API goes on (within the idle timeout) for the usage its upstream bills (ClientGone).
+ *   vendor's API, or a stream to Amazon Bedrock, goes on (within the idle timeout) for the usage
+ *   its upstream bills (ClientGone).
  *
  * The pieces live next to this file: target selection (targets.ts), body reading
  * (request-body.ts), header rewriting (headers.ts), the streaming relay (relay.ts), error shaping
@@ -79,7 +80,7 @@ import {withSystemTurnsPlaced} from './system-turns.js'
 import {reasoningRewritten, withoutItemMembers, withoutTopFields, withReasoningAdapted} from './top-fields.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
-import {acquireTarget, canTryAfter} from './targets.js'
+import {acquireTarget, canTryAfter, serverOf} from './targets.js'
 import {addBilled} from './taps/tap.js'
 import type {Usage} from './taps/tap.js'
 import type {LearnedAdaptation} from './adaptations.js'
@@ -295,7 +296,9 @@ const RESET_BODY_BYTES = 1024 * 1024
  * retry), and the breaker's half-open trial the try took is released then ({@link trial}: a retry
  * is not refused as circuit-broken while nobody waits for the held one; its late outcome still
  * settles the breaker if it comes). A stream is aborted at once, as the vendors stop generating a
- * stream whose reader left (docs/USAGE-WINDOWS.md); a JSON answer the relay reads, to a request
+ * stream whose reader left (docs/USAGE-WINDOWS.md), but one to Amazon Bedrock, which bills it
+ * whole (`billsStreamsCut`): held as a request not streamed, its events read on to the usage tap
+ * alone (relay.ts, translated.ts); a JSON answer the relay reads, to a request
  * streamed or not, is held by the relay itself once its headers came, the client still there. A
  * server on this machine or network (vLLM, Ollama, LM Studio) bills nothing: held, it would only
  * generate for nobody.
@@ -418,6 +421,25 @@ class ClientGone {
 const holdable = (provider: ProxyTarget['provider']): boolean =>
   provider.origin === 'sim' || !isLocalServer(provider.baseUrl)
 
+/**
+ * Amazon Bedrock's runtime and Mantle endpoints (`https://bedrock-runtime.<region>.amazonaws.com`,
+ * its `-fips` twin, `https://bedrock-mantle.<region>.api.aws`): OpenAI's chat and Responses APIs
+ * and Anthropic's Messages API on Bedrock.
+ */
+const BEDROCK_BASE_URL =
+  /^https?:\/\/bedrock-(?:runtime(?:-fips)?\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?|mantle\.[a-z0-9-]+\.api\.aws)(?::\d+)?(?:\/|$)/i
+
+/**
+ * Whether a stream of `provider` is held after its client left (ClientGone), read on to its end for
+ * the usage its upstream bills: Amazon Bedrock, which goes on generating a stream whose reader left
+ * and bills it whole (BerriAI/litellm #34147, from AWS's cost reports; litellm PR #36008, from
+ * Bedrock's invocation logs), where OpenAI and Anthropic direct stop (docs/USAGE-WINDOWS.md). Vertex
+ * AI is not known to: its streams are aborted as the others. A byte search first: no other base
+ * URL is matched further.
+ */
+const billsStreamsCut = (provider: ProxyTarget['provider']): boolean =>
+  provider.baseUrl.includes('bedrock-') && BEDROCK_BASE_URL.test(provider.baseUrl)
+
 /** A provider and model as the log's notes name them (`provider/model`). */
 const named = (p: string | null, m: string | null): string => (m ? `${p ?? ''}/${m}` : (p ?? 'none'))
 
@@ -520,9 +542,10 @@ async function waitFor429(
   return wait
 }
 
-/** The bytes of an `item_reference` input item's type, looked for in a Responses body passed through (`namesHeldItems`). */
-const ITEM_REFERENCE = '"item_reference"'
-/** What an item id gwctl mints holds after its prefix (protocols/responses-items.ts `newItemId`). */
+/**
+ * What an item id gwctl mints holds after its prefix (protocols/responses-items.ts `newItemId`),
+ * looked for in a Responses body passed through (`namesHeldItems`).
+ */
 const MINTED_MARK = '_gw'
 
 /** Sends one request through the targets; never throws for upstream trouble (see the result). */
@@ -656,6 +679,8 @@ export async function proxyRequest(
   const carry = options.carry
   /** The request for untranslated targets, once looked at for wrapped values. */
   let stripped: typeof prepared | undefined
+  /** The server the items gwctl held were put back into {@link stripped} for (its reasoning only to it). */
+  let heldFor: string | undefined
   /** Whether the client's body holds Claude Code's tool search ({@link holdsDeferralSent}). */
   let heldDeferral: boolean | undefined
   /** The client's request decoded for translation (on the first translated target tried). */
@@ -686,7 +711,7 @@ export async function proxyRequest(
       const {credential} = acquired
       // (the trial taken leaves the breaker half-open; a closed one stays closed)
       clientGone.trial = target.breaker?.state === 'half-open' ? target.breaker : undefined
-      if (!prepared.stream && holdable(target.provider)) clientGone.hold()
+      if (prepared.stream ? billsStreamsCut(target.provider) : holdable(target.provider)) clientGone.hold()
       else clientGone.letGo()
       // Whatever ends this try (an exception included) settles the breaker permit: a half-open
       // trial left taken would keep the provider circuit-broken until the gateway restarts.
@@ -716,12 +741,14 @@ export async function proxyRequest(
           // Codex's tool shapes to a Responses server that takes plain functions (./plain-tools.ts)
           body = translated.body
         } else {
+          // (held items put back for another server: its reasoning is not this one's)
+          if (heldFor !== undefined && heldFor !== serverOf(target)) stripped = undefined
           // most bodies hold no wrapped value: no await, nothing loaded for them
           stripped ??=
             family === 'chat' || (request.body.indexOf(WRAPPED_MARKER) === -1 && !namesHeldItems())
               ? prepared
               : undefined
-          body = (stripped ?? (await untranslated())).bodyFor(model)
+          body = (stripped ?? (await untranslated(target))).bodyFor(model)
           // an upstream found to refuse something of a chat or Messages body (adaptations.ts):
           // what was learned of it applies to a client's requests passed through, as to
           // translated ones
@@ -816,18 +843,17 @@ export async function proxyRequest(
   }
 
   /**
-   * Whether a Responses body may name, by `item_reference`, items gwctl minted on its translated
-   * answers (held, or lost to a restart): two byte searches, the second only for a body that holds
-   * a reference (the AI SDK with `store` on).
+   * Whether a Responses body may name, by `item_reference` (or an item of an `id` alone), items
+   * gwctl minted on its translated answers (held, or lost to a restart): one byte search, for the
+   * mark every id gwctl mints holds (the AI SDK with `store` on; protocols/held-items.ts looks at
+   * each string of that shape).
    */
   function namesHeldItems(): boolean {
-    // (every id gwctl mints holds its mark: one held, or one lost to refuse as gwctl's)
     return (
       family === 'responses' &&
       !!carry?.items &&
       // a body with `store: false` (Codex) names no stored item: not searched
       !prepared.storeOff &&
-      request.body.indexOf(ITEM_REFERENCE) !== -1 &&
       request.body.indexOf(MINTED_MARK) !== -1
     )
   }
@@ -836,22 +862,26 @@ export async function proxyRequest(
    * The request as an untranslated target gets it. A client answered through translation before
    * may hold gwctl-wrapped reasoning (`gwx1.`) that its own vendor would refuse, and references to
    * items gwctl minted, which that server never saw: such a body (found by a byte search, so others
-   * cost nothing more) goes without those values, and with the items themselves
-   * (protocols/held-items.ts).
+   * cost nothing more) goes without those values, and with the items themselves, their reasoning
+   * only where `target` made it (protocols/held-items.ts).
    */
-  async function untranslated(): Promise<typeof prepared> {
+  async function untranslated(target: ProxyTarget): Promise<typeof prepared> {
     let source = request
+    heldFor = undefined
     if (carry?.items && namesHeldItems()) {
       const {withHeldItems} = await import('../../protocols/held-items.js')
       let body: Buffer | undefined
       try {
-        body = withHeldItems(request.body, carry.items)
+        body = withHeldItems(request.body, carry.items, serverOf(target))
       } catch (error) {
         // (an id gwctl lost: refused as the codecs' ItemReferenceError, which the caller reads)
         await loadTranslation()
         throw error
       }
-      if (body) source = {...request, body, json: undefined, facts: undefined}
+      if (body) {
+        source = {...request, body, json: undefined, facts: undefined}
+        heldFor = serverOf(target)
+      }
     }
     const same = (): typeof prepared => (stripped = source === request ? prepared : prepare(source))
     if (source.body.indexOf(WRAPPED_MARKER) === -1) return same()
@@ -1409,7 +1439,7 @@ export async function proxyRequest(
       if (!change) return undefined
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
       const learned = adaptations.get(provider.name, upstreamModelName)
-      let bytes = (stripped ?? (await untranslated())).bodyFor(model)
+      let bytes = (stripped ?? (await untranslated(target))).bodyFor(model)
       if (holdsNullType(bytes)) bytes = await typedToolSchemas(bytes)
       const again = passedResponses(bytes, target, learned)
       if (again.equals(body)) return undefined
@@ -1671,7 +1701,7 @@ export async function proxyRequest(
         // (without the Lite header: tryTarget's headers), namespaces and custom tools kept
         tried--
         adapted.push(`${provider.name} ${change}`)
-        let bytes = (stripped ?? (await untranslated())).bodyFor(model)
+        let bytes = (stripped ?? (await untranslated(target))).bodyFor(model)
         if (holdsNullType(bytes)) bytes = await typedToolSchemas(bytes)
         return tryTarget(
           i,
