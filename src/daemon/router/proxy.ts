@@ -547,6 +547,8 @@ async function waitFor429(
  * looked for in a Responses body passed through (`namesHeldItems`).
  */
 const MINTED_MARK = '_gw'
+/** An id gwctl mints, in an upstream's words (protocols/responses-items.ts `mintedHere`). */
+const MINTED_ID = /\b[a-z]+_gw[0-9a-f]{32}\b/
 
 /** Sends one request through the targets; never throws for upstream trouble (see the result). */
 export async function proxyRequest(
@@ -852,7 +854,8 @@ export async function proxyRequest(
     return (
       family === 'responses' &&
       !!carry?.items &&
-      // a body with `store: false` (Codex) names no stored item: not searched
+      // a body with `store: false` (Codex) names no stored item: not searched (an upstream's
+      // refusal that names one of gwctl's ids is read instead: tryTarget)
       !prepared.storeOff &&
       request.body.indexOf(MINTED_MARK) !== -1
     )
@@ -1383,15 +1386,18 @@ export async function proxyRequest(
       )
     }
 
-    const status = upstream.statusCode
+    let status = upstream.statusCode
     silent = false
     // A translated upstream that refuses an optional field the translation sent (OpenAI's models
     // without reasoning and `reasoning_effort`, `reasoning.effort`; Gemini 2.5 Pro and a thinking
     // budget of 0; a max_tokens above a model's limit): learned, and the request goes again
     // without it (adaptations.ts); any other 400 goes to the client as it came.
     let errorText: string | Error | undefined
-    /** The upstream refused encrypted content another account made (not another block's to learn from). */
-    let refusedCiphertext = false
+    /**
+     * The upstream refused what gwctl mends or answers itself (encrypted content another account
+     * made, an item gwctl minted): no rule is learned from its words.
+     */
+    let refusalRead = false
     /**
      * A 400 (or a 422, `or422`) to a body passed through whose words may teach one rule of a
      * rewrite (`store`, adjacent outputs, the 1-hour cache, tool search, a namespace's description,
@@ -1624,6 +1630,50 @@ export async function proxyRequest(
         }
       }
     }
+    // An id gwctl minted, named in a Responses server's refusal (OpenAI's 404 "Item with id 'msg_gw…'
+    // not found", its 400 under `store: false`) of a body not searched for them before it went
+    // (`store: false`: namesHeldItems), which that server never saw: one gwctl holds is put back and
+    // the request goes again at once; one it lost (a restart, an eviction) gets gwctl's 400 that
+    // says how to send the conversation, not the server's words, and the row says so. Read only for
+    // a 400 or 404 to a body that holds gwctl's mark (a byte search) whose words name such an id.
+    if (
+      !translated &&
+      family === 'responses' &&
+      (status === 400 || status === 404) &&
+      carry?.items &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      body.indexOf(MINTED_MARK) !== -1
+    ) {
+      errorText = await errorBody(upstream.body)
+      const named = typeof errorText === 'string' ? MINTED_ID.exec(errorText)?.[0] : undefined
+      if (named !== undefined) {
+        const {withHeldItems} = await import('../../protocols/held-items.js')
+        let again: Buffer | undefined
+        try {
+          again = withHeldItems(body, carry.items, serverOf(target))
+        } catch (error) {
+          const [translate] = translationLoaded ?? (await loadTranslation())
+          if (!(error instanceof translate.ItemReferenceError)) throw error
+          refusalRead = true
+          adapted.push(
+            `${provider.name} answered ${status} for item "${named}", which gwctl minted and no longer holds: answered 400, send the conversation's items in full`,
+          )
+          // (relayed as the upstream's refusal, as a 400: its request id, the breaker settled)
+          status = 400
+          errorText = JSON.stringify(familyErrorBody('responses', 400, error.message))
+          upstream.headers['content-type'] = 'application/json'
+        }
+        if (again) {
+          tried--
+          adapted.push(
+            `${provider.name} answered ${status} for item "${named}", which gwctl held: sent again with its items in place of the references`,
+          )
+          return tryTarget(i, model, again, credential, undefined, passedWith, passedAdapted + 1)
+        }
+      }
+    }
     // Encrypted content another provider or account made, refused (OpenAI's `invalid_encrypted_content`,
     // ChatGPT's "could not be verified" with `code: null`: ./encrypted-content.ts): Codex's
     // conversation answered elsewhere before (a fallback, a route changed). The request goes again
@@ -1639,9 +1689,9 @@ export async function proxyRequest(
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
       holdsEncryptedContent(body)
     ) {
-      errorText = await errorBody(upstream.body)
-      if (typeof errorText === 'string' && refusesForeignCiphertext(errorText)) {
-        refusedCiphertext = true
+      errorText ??= await errorBody(upstream.body)
+      if (!refusalRead && typeof errorText === 'string' && refusesForeignCiphertext(errorText)) {
+        refusalRead = true
         const again =
           passedAdapted < MAX_ADAPTATIONS_A_REQUEST && !namesCompactionItem(errorText)
             ? withoutReasoningCiphertext(body)
@@ -1673,7 +1723,7 @@ export async function proxyRequest(
     if (
       !translated &&
       family === 'responses' &&
-      !refusedCiphertext &&
+      !refusalRead &&
       provider.plainTools !== 'never' &&
       (status === 400 || status === 422 || status === 500) &&
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
@@ -1729,7 +1779,7 @@ export async function proxyRequest(
     if (
       family === 'responses' &&
       passedRefusal() &&
-      !refusedCiphertext &&
+      !refusalRead &&
       passedWith?.storeTrue !== true &&
       isCodexClient(request.headers) &&
       !COMPACT.test(request.url)
@@ -1747,7 +1797,7 @@ export async function proxyRequest(
       family === 'responses' &&
       passedWith?.adjacentOutputs !== true &&
       passedRefusal() &&
-      !refusedCiphertext &&
+      !refusalRead &&
       !COMPACT.test(request.url) &&
       holdsCallOutput(body)
     ) {
@@ -1784,7 +1834,7 @@ export async function proxyRequest(
     if (
       family === 'responses' &&
       passedWith?.namespaceDescriptions !== true &&
-      !refusedCiphertext &&
+      !refusalRead &&
       passedRefusal()
     ) {
       const sent = await retryLearned(withNamespaceDescriptions(body), 'learnNamespaceDescriptions')
@@ -1800,7 +1850,7 @@ export async function proxyRequest(
       family === 'responses' &&
       passedWith?.mediaOutOfResults !== true &&
       passedRefusal(true) &&
-      !refusedCiphertext &&
+      !refusalRead &&
       !COMPACT.test(request.url) &&
       mayHoldMediaInResults('responses', body)
     ) {
@@ -1821,7 +1871,7 @@ export async function proxyRequest(
     // `unknownResponsesFields`): learned, and the request goes again at once without it, as the
     // model's later ones do (`passedResponses`). Read only where relay() would buffer the answer
     // anyway, after the rules above (their words are theirs), whose reading of the error it reuses
-    if (family === 'responses' && passedRefusal(true) && !refusedCiphertext) {
+    if (family === 'responses' && passedRefusal(true) && !refusalRead) {
       errorText ??= await errorBody(upstream.body)
       const sentBody = typeof errorText === 'string' ? sentObject(body) : undefined
       if (sentBody) {

@@ -328,15 +328,49 @@ describe('items gwctl minted, on a body passed through to a Responses server', (
     expect(seen).toEqual([])
   })
 
-  it('a body with `store: false` (Codex) is not searched: a reference in it goes as it came', async () => {
-    // such a client keeps no items and names none (gwctl holds items only of `store` on); the
-    // search (68 µs a 256 KB Codex body) is for the AI SDK's `store` on
+  it("`store: false` (Codex) is not searched before it goes: OpenAI's 404 that names an id gwctl lost is answered with gwctl's 400, and the row says so", async () => {
+    // such a client keeps no items and names none (gwctl holds items only of `store` on): the
+    // search (68 µs a 256 KB Codex body) is for the AI SDK's `store` on; the refusal is read instead
     const lost = gwId('msg', 4)
     route = {targets: [openai()]}
-    const raw = JSON.stringify({model: 'gpt-5.5', store: false, input: [user('Hi.'), reference(lost)]})
-    const res = await postRaw(raw)
-    expect(res.status).toBe(404)
-    expect(seen[0].body).toBe(raw)
+    const input = [user('Hi.'), reference(lost)] as OpenAI.Responses.ResponseInput
+    const refused = await sdk()
+      .responses.create({model: 'gpt-5.5', store: false, input})
+      .catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((refused as Error).message).toContain(
+      `an item_reference names item "${lost}", which this gateway does not hold`,
+    )
+    // (sent once, as it came)
+    expect(seen.map((s) => JSON.parse(s.body).input)).toEqual([input])
+    expect(await row()).toEqual({
+      status: 400,
+      provider: 'openai',
+      fallback: false,
+      error: `openai answered 404 for item "${lost}", which gwctl minted and no longer holds: answered 400, send the conversation's items in full`,
+    })
+  })
+
+  it('`store: false` naming an item gwctl holds: after the 404 it goes again at once with the item in place', async () => {
+    const held = gwId('msg', 8)
+    carry.items!.set(held, [{type: 'text', text: 'Held.'}], 8)
+    route = {targets: [openai()]}
+    const answer = await sdk().responses.create({
+      model: 'gpt-5.5',
+      store: false,
+      input: [user('Hi.'), reference(held), user('And?')] as OpenAI.Responses.ResponseInput,
+    })
+    expect(answer.output[0].id).toBe('msg_oa2')
+    expect(seen).toHaveLength(2)
+    expect(JSON.parse(seen[1].body).input).toEqual([
+      user('Hi.'),
+      {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'Held.'}]},
+      user('And?'),
+    ])
+    expect(await row()).toMatchObject({
+      status: 200,
+      error: `openai answered 404 for item "${held}", which gwctl held: sent again with its items in place of the references`,
+    })
   })
 
   it('a body that names none gwctl holds goes as it came, nothing parsed or copied for it', async () => {
