@@ -105,9 +105,14 @@ function namesMinted(body: Buffer): boolean {
 function referencedId(body: Buffer, at: number): string | undefined {
   const members = objectMembers(body, at)?.members
   const id = members?.find((m) => m.name === 'id')
-  if (!id || members!.some((m) => m.name === 'role')) return undefined
+  if (!id) return undefined
   const type = members!.find((m) => m.name === 'type')
-  if (type && body.toString('latin1', type.value, type.end) !== REFERENCE) return undefined
+  if (
+    type
+      ? body.toString('latin1', type.value, type.end) !== REFERENCE
+      : members!.some((m) => m.name === 'role')
+  )
+    return undefined
   let value: unknown
   try {
     value = JSON.parse(body.toString('utf8', id.value, id.end))
