@@ -5,6 +5,7 @@
 import {ArgsGuard} from './args-guard.js'
 import {DetailsMerger, detailsSignature, detailsText, extraSignature} from './chat-signatures.js'
 import type {Json} from './cm-common.js'
+import {namedStatus} from './errors.js'
 import {endsWithBrace} from './json-bytes.js'
 import {
   argsText,
@@ -674,15 +675,11 @@ export class ChatStreamDecoder implements StreamDecoder {
     // (LiteLLM writes an unset type as Python's `"None"`: no name)
     const type = typeof e.type === 'string' && e.type !== 'None' ? e.type : undefined
     const named = typeof code === 'string' ? code : type
-    // else OpenAI's code or type names a rate limit or a spent quota (`insufficient_quota`, as
-    // OpenAI-compatible servers say it in a stream: a 429, as its status would be, which the relay
-    // reads as a spent quota), or a relay forwards Anthropic's type name (`rate_limit_error`)
-    const status =
-      typeof code === 'number' && code >= 400 && code < 600
-        ? code
-        : named === 'insufficient_quota' || named === 'rate_limit_exceeded' || named === 'rate_limit_error'
-          ? 429
-          : 502
+    // else OpenAI's code or type names the status (a rate limit or a spent quota, `insufficient_quota`,
+    // as OpenAI-compatible servers say it in a stream: a 429, as its status would be, which the relay
+    // reads as a spent quota; `model_not_found` a 404...), or a relay forwards Anthropic's type name
+    // (`rate_limit_error`): ./errors.ts `namedStatus`
+    const status = typeof code === 'number' && code >= 400 && code < 600 ? code : (namedStatus(named) ?? 502)
     return [
       {
         type: 'error',

@@ -925,6 +925,8 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   if (request.stream) {
     body.stream = true
     body.stream_options = {include_usage: true}
+    // (a flag read: set only for GLM-4.6 on at Z.AI, ../daemon/router/proxy.ts)
+    if (ctx?.toolStream && allTools.length) body.tool_stream = true
   }
   return body
 }

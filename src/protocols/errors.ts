@@ -28,6 +28,30 @@ export function errorType(family: Family, status: number): string {
   return 'invalid_request_error'
 }
 
+/**
+ * The HTTP statuses that error names stand for, whichever the name is in (`error.code` or
+ * `error.type`): OpenAI's codes as OpenAI-compatible servers and relays write them (OpenRouter,
+ * new-api, one-api, LiteLLM) and Anthropic's type names as relays forward them. A spent quota
+ * (`insufficient_quota`) is OpenAI's 429, read as one no wait cures (daemon/router/rate-limit.ts).
+ */
+const NAMED_STATUS: Readonly<Record<string, number>> = {
+  rate_limit_exceeded: 429,
+  rate_limit_error: 429,
+  insufficient_quota: 429,
+  context_length_exceeded: 400,
+  invalid_prompt: 400,
+  invalid_api_key: 401,
+  authentication_error: 401,
+  permission_error: 403,
+  model_not_found: 404,
+  not_found_error: 404,
+}
+
+/** The status an error's string code or type names ({@link NAMED_STATUS}); undefined for another. */
+export function namedStatus(name: unknown): number | undefined {
+  return typeof name === 'string' && Object.hasOwn(NAMED_STATUS, name) ? NAMED_STATUS[name] : undefined
+}
+
 /** Google RPC status name for an HTTP status (gemini family). */
 export function googleStatus(status: number): string {
   const names: Record<number, string> = {

@@ -720,8 +720,17 @@ describe("a tool's images to Gemini: nested in its functionResponse (Gemini 3+),
         reminder,
       ],
     })
-    // (Gemini 3 names, dotted or not, with models/ before them)
-    for (const model of ['gemini-3-pro-preview', 'models/gemini-3.1-flash-lite', 'gemini-4-pro'])
+    // (Gemini 3 names, dotted or not, with models/ or a vendor's prefix before them, any case, and
+    // Google's -latest aliases: the name test of the thinking levels)
+    for (const model of [
+      'gemini-3-pro-preview',
+      'models/gemini-3.1-flash-lite',
+      'gemini-4-pro',
+      'google/gemini-3-pro-preview',
+      'Gemini-3-Flash-Preview',
+      'gemini-pro-latest',
+      'gemini-flash-latest',
+    ])
       expect(sent(model).contents[2].parts.map((p: any) => Object.keys(p))).toEqual([
         ['functionResponse'],
         ['functionResponse'],

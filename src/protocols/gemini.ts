@@ -42,7 +42,7 @@ import type {Body} from './responses-items.js'
 import {fullUsage, hasForeignOpaque, isObject, newId, restoreCarried} from './responses-items.js'
 import {DATA, mapNamed, mapSchema, NAMED_SCHEMAS} from './schema-walk.js'
 import {objectTools} from './tool-schemas.js'
-import {takesThinkingLevel} from './thinking-off.js'
+import {nameLevel, takesThinkingLevel} from './thinking-off.js'
 
 export {SKIP_SIGNATURE}
 
@@ -377,13 +377,15 @@ function encodeModelParts(parts: Part[], notes: ImageNotes): Body[] {
 }
 
 /**
- * Whether the upstream model runs Google Search beside function declarations: Gemini 3 does
- * (with `toolConfig.includeServerSideToolInvocations`, else "Please enable
+ * Whether the upstream model runs Google Search beside function declarations: Gemini 3 and later
+ * do, by the name test of their thinking levels (../thinking-off.ts `takesThinkingLevel`), with
+ * `toolConfig.includeServerSideToolInvocations` (else "Please enable
  * tool_config.include_server_side_tool_invocations"); Gemini 2.5 refuses it ("Tool use with
  * function calling is unsupported", and with the flag "Tool call context circulation is not
- * enabled"), and so is every model whose name does not say Gemini 3 (an alias, a proxy's name).
+ * enabled"), and so is every other name (a proxy's own); a refusal of it is learned
+ * (daemon/router/adaptations.ts `searchToolRefused`).
  */
-export const searchesBesideFunctions = (model: string): boolean => /^(?:models\/)?gemini-3/.test(model)
+export const searchesBesideFunctions = (model: string): boolean => takesThinkingLevel(model)
 
 /**
  * Whether the model takes no `thinkingBudget` by its name: Gemma on the Gemini API refuses any,
@@ -487,11 +489,17 @@ function gemini3Level(model: string, r: ReasoningSettings): string | undefined {
     ? 'minimal'
     : (r.effort ?? (r.budgetTokens === undefined ? undefined : budgetEffort(r.budgetTokens)))
   if (effort === undefined) return undefined
+  // (a relay's name that fixes the level: that one, whatever the client asked)
+  const named = nameLevel(model)
+  if (named !== undefined) return named
   const name = model.toLowerCase()
   const [, major, minor] = /(?:^|\/)gemini-(\d+)(?:\.(\d+))?/.exec(name) ?? []
   const pro = /-pro\b/.test(name)
+  // (`gemini-flash-latest`: Gemini 3.8 Flash in late 2026, ../thinking-off.ts)
   const laterFlash =
-    /-flash\b/.test(name) && !/-lite\b/.test(name) && (Number(major) > 3 || Number(minor ?? 0) >= 7)
+    /-flash\b/.test(name) &&
+    !/-lite\b/.test(name) &&
+    (Number(major) > 3 || Number(minor ?? 0) >= 7 || /(?:^|\/)gemini-flash-latest\b/.test(name))
   if (effort === 'minimal' && (pro || laterFlash)) effort = 'low'
   if (effort === 'medium' && pro && major === '3' && minor === undefined) effort = 'high'
   return effort.toUpperCase()
@@ -499,14 +507,14 @@ function gemini3Level(model: string, r: ReasoningSettings): string | undefined {
 
 /**
  * Whether the upstream model takes the images and documents of a function's result inside its
- * `functionResponse` (`parts`, "multimodal function responses"): Gemini 3 and later, dotted names
- * too (`gemini-3.8-flash`), as Gemini CLI decides it. Gemini 2.5 on Vertex refuses them there
- * ("`function_response.parts` is not supported for this model"), and so is every model whose name
- * does not say Gemini 3 or later (Gemma, an alias): their media go after the responses. A refusal
- * of either layout is learned per model (`CodecContext.geminiResultMedia`).
+ * `functionResponse` (`parts`, "multimodal function responses"): Gemini 3 and later, by the name
+ * test of its thinking levels (../thinking-off.ts `takesThinkingLevel`: dotted names, any case, a
+ * vendor's prefix, Google's `-latest` aliases), as Gemini CLI decides it. Gemini 2.5 on Vertex
+ * refuses them there ("`function_response.parts` is not supported for this model"), and so is every
+ * other name (Gemma, a proxy's own name): their media go after the responses. A refusal of either
+ * layout is learned per model (`CodecContext.geminiResultMedia`).
  */
-export const multimodalResponses = (model: string): boolean =>
-  /^(?:models\/)?gemini-(?:[3-9]|\d{2,})/.test(model)
+export const multimodalResponses = (model: string): boolean => takesThinkingLevel(model)
 
 /** A tool result as Gemini's `functionResponse` part, its text as the response (the media not in it). */
 function functionResponse(part: ToolResultPart, callNames: Map<string, string>, text?: string): Body {

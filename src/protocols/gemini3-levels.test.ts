@@ -86,10 +86,20 @@ describe('Gemini 3 and later: a thinking level, never a budget', () => {
       '{"thinkingConfig":{"thinkingBudget":8192,"includeThoughts":true}}',
     ],
     ['gemini-2.5-pro', {budgetTokens: 31_999}, '{"thinkingConfig":{"thinkingBudget":31999}}'],
-    ['gemini-flash-latest', {effort: 'low'}, '{"thinkingConfig":{"thinkingBudget":1024}}'],
     // gemini-pro-latest names Gemini 3.1 Pro since March 2026 (Google's notice, gemini-cli #20588)
     ['gemini-pro-latest', {disabled: true}, level('LOW')],
     ['models/gemini-pro-latest', {effort: 'medium'}, level('MEDIUM')],
+    // gemini-flash-latest names no Gemini 2.5 in late 2026 (2.5 Flash shut down, Gemini 3.8 Flash
+    // the latest): levels, no MINIMAL; the Flash-Lite alias takes it
+    ['gemini-flash-latest', {effort: 'low'}, level('LOW')],
+    ['gemini-flash-latest', {disabled: true}, level('LOW')],
+    ['models/gemini-flash-lite-latest', {disabled: true}, level('MINIMAL')],
+    // a relay's name that fixes the level (CLIProxyAPI, Antigravity): that level, whatever was asked
+    ['gemini-3-pro-high', {disabled: true}, level('HIGH')],
+    ['gemini-3.5-flash-low', {effort: 'high'}, level('LOW')],
+    ['gemini-3-flash(medium)', {budgetTokens: 31_999}, level('MEDIUM')],
+    // (a Gemini 2.5 name so ending is no such relay's: its budget)
+    ['gemini-2.5-flash-high', {effort: 'low'}, '{"thinkingConfig":{"thinkingBudget":1024}}'],
   ]
   it.each(rows)('%s, %j', (model, reasoning, bytes) => {
     expect(configBytes(model, reasoning)).toBe(bytes)
@@ -265,25 +275,33 @@ describe('a refused thinking level learned as the next one up', () => {
     ).toBe('refused thinkingLevel LOW: sent again with MEDIUM, the next level up')
   })
 
-  it('a relay name that takes HIGH only (gemini-3-pro-high): LOW, then MEDIUM refused, HIGH from then on', () => {
+  it('a relay name that fixes the level (gemini-3-pro-high): that level from the first request; another refused goes as it at once', () => {
     const model = 'gemini-3-pro-high'
-    const a = new UpstreamAdaptations()
     const refusal = (l: string) =>
       google(`Unable to submit request because thinking_level ${l} is not supported by this model.`)
-    const first = encodeUpstreamRequest(off, 'gemini', model)
-    expect(thinkingOf(first)).toEqual({thinkingLevel: 'LOW'})
-    expect(a.learn('relay', model, refusal('LOW'), first.sent)).toBe(
-      'refused thinkingLevel LOW: sent again with MEDIUM, the next level up',
-    )
-    const second = encodeUpstreamRequest(off, 'gemini', model, {}, a.get('relay', model))
-    expect(thinkingOf(second)).toEqual({thinkingLevel: 'MEDIUM'})
+    // translated: HIGH at once (before, LOW refused, MEDIUM refused, then HIGH: three tries)
+    expect(thinkingOf(encodeUpstreamRequest(off, 'gemini', model))).toEqual({thinkingLevel: 'HIGH'})
+    // Gemini CLI's own level passed through, refused: the name's level in its place, one retry
+    const body = {
+      contents: [{role: 'user', parts: [{text: 'hi'}]}],
+      generationConfig: {thinkingConfig: {thinkingLevel: 'low'}},
+    }
+    const a = new UpstreamAdaptations()
     expect(
-      a.learn('relay', model, refusal('MEDIUM'), {...second.sent, adaptedWith: a.get('relay', model)}),
-    ).toBe('refused thinkingLevel MEDIUM: sent again with HIGH, the next level up')
-    // (two adaptations, within the three a request may make; the next request goes with HIGH at once)
-    expect(thinkingOf(encodeUpstreamRequest(off, 'gemini', model, {}, a.get('relay', model)))).toEqual({
-      thinkingLevel: 'HIGH',
-    })
+      a.learnPassedGeminiThinking('relay', model, refusal('LOW'), geminiThinkingSent(body), undefined),
+    ).toBe('refused thinkingLevel low: sent again with HIGH, the level its name says')
+    expect(a.get('relay', model)).toEqual({thinkingLevels: {LOW: 'HIGH'}})
+    // (a name that fixes none climbs one level, as before)
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learnPassedGeminiThinking(
+        'relay',
+        'gemini-3-pro',
+        refusal('LOW'),
+        geminiThinkingSent(body),
+        undefined,
+      ),
+    ).toBe('refused thinkingLevel low: sent again with MEDIUM, the next level up')
   })
 
   it('Gemini CLI passed through: its body as it came until a level is refused, then that level raised in its own case', () => {

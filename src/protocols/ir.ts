@@ -833,6 +833,13 @@ export interface CodecContext {
    */
   preservedThinking?: PreservedThinking
   /**
+   * Chat upstreams: GLM-4.6 or later on Z.AI or BigModel, for a streamed request
+   * (../daemon/router/plain-tools.ts `asksToolStream`): a request with tools asks for their calls'
+   * arguments to be streamed, `"tool_stream": true` (chat.ts), else the model sends each call whole
+   * at the end, after as long a silence as its arguments take to write.
+   */
+  toolStream?: boolean
+  /**
    * Gemini upstreams: where the images and documents of a function's result go, learned from a
    * refusal of the other layout (daemon/router/adaptations.ts), over what the model's name says
    * (gemini.ts `multimodalResponses`): `nested`, in the `functionResponse`'s own `parts`; `flat`,

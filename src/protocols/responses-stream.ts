@@ -2,6 +2,7 @@
 import type {CitedPage} from './web-search.js'
 import {citationOf, citationsOfOutput, citePages, webSearchOfItem} from './web-search.js'
 import type {CodecContext, StopReason, StreamDecoder, StreamEvent, WebSearchPart} from './ir.js'
+import {namedStatus} from './errors.js'
 import type {Body} from './responses-items.js'
 import {isObject, newId, ownReasoning, usageFromResponses} from './responses-items.js'
 
@@ -15,11 +16,7 @@ interface OpenBlock {
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 
-function errorStatus(code: unknown): number {
-  if (code === 'rate_limit_exceeded' || code === 'insufficient_quota') return 429
-  if (code === 'context_length_exceeded' || code === 'invalid_prompt') return 400
-  return 502
-}
+const errorStatus = (code: unknown): number => namedStatus(code) ?? 502
 
 /** JSON-string content of `text` (the text between the quotes). */
 const jsonInner = (text: string): string => JSON.stringify(text).slice(1, -1)

@@ -236,20 +236,24 @@ export function thinkingOffForForcedCall(
 
 /**
  * A Gemini 3 or later name, any case, behind a vendor's prefix too (`google/gemini-3-pro-preview`);
- * and `gemini-pro-latest`, which Google moved to Gemini 3.1 Pro on 6 March 2026 (its notice, quoted
- * in google-gemini/gemini-cli #20588). `gemini-flash-latest` is not: no Google page found says which
- * Flash it names now.
+ * and Google's `-latest` aliases: `gemini-pro-latest`, which Google moved to Gemini 3.1 Pro on 6
+ * March 2026 (its notice, quoted in google-gemini/gemini-cli #20588), `gemini-flash-latest` and
+ * `gemini-flash-lite-latest`, which name no Gemini 2.5 model in late 2026: Google's deprecations
+ * page gives Gemini 2.5 Flash's shutdown as 17 June 2026, `gemini-3-flash-preview` its replacement,
+ * and the latest Flash is Gemini 3.8 Flash (GA in September 2026). Wrong for an alias, a level costs
+ * one refusal ("Thinking level is not supported", learned: `noThinkingLevel`).
  */
-const GEMINI_3_ON = /(?:^|\/)gemini-(?:[3-9]|\d{2,}|pro-latest\b)/i
+const GEMINI_3_ON = /(?:^|\/)gemini-(?:[3-9]|\d{2,}|(?:pro|flash|flash-lite)-latest\b)/i
 
 /**
- * Whether the model thinks at a `thinkingLevel` by its name: Gemini 3 and later (`gemini-3-flash-preview`,
- * `gemini-3.1-pro-preview`, `gemini-3.8-flash`), as Google's thinking guide says ("thinking levels
- * (Gemini 3 and later models) or thinking budgets (Gemini 2.5 models)"). A budget it takes for
- * backwards compatibility only, and its thinking does not follow it (router-for-me/CLIProxyAPI
- * #353: the model thinks at its default, high); a level and a budget together Google refuses ("You
- * can only set only one of thinking budget and thinking level.", sterlp/eclipse-peon-ai #115). Any
- * other name (Gemini 2.5, the alias `gemini-flash-latest`) keeps its budget. Here, apart from the
- * Gemini codec: the daemon's refusal rules read it too (a level refused in Vertex's words).
+ * The thinking level a relay's model name fixes (CLIProxyAPI's and Antigravity's `gemini-3-pro-high`,
+ * `gemini-3.5-flash-low`, CLIProxyAPI's `gemini-3-flash(high)`): upper case, for a Gemini 3 or later
+ * name ({@link takesThinkingLevel}); undefined for any other. Such a relay runs the model at that
+ * level and refuses another sent beside it, so the level sent is the name's from the first request.
  */
+export function nameLevel(model: string): string | undefined {
+  const named = /(?:-|\()(minimal|low|medium|high)\)?$/i.exec(model)
+  return named && GEMINI_3_ON.test(model) ? named[1].toUpperCase() : undefined
+}
+
 export const takesThinkingLevel = (model: string): boolean => GEMINI_3_ON.test(model)

@@ -697,8 +697,10 @@ describe('web search beside functions to a Gemini upstream, by the model sent', 
     ['models/gemini-3-flash-preview', true],
     ['gemini-2.5-flash', false],
     ['gemini-2.5-pro', false],
-    // an alias or a proxy's name says nothing of the model: as Gemini 2.5
-    ['gemini-flash-latest', false],
+    // Google's -latest aliases name Gemini 3 in late 2026; a proxy's own name says nothing of the
+    // model: as Gemini 2.5
+    ['gemini-flash-latest', true],
+    ['google/gemini-3-flash-preview', true],
     ['my-gemini-3', false],
   ])("Codex's search beside its functions to %s: beside them %s", (model, beside) => {
     const body = asSent(decodeClientRequest('responses', codexRequest, {}), model)

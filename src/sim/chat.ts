@@ -485,6 +485,8 @@ export interface ChatPlan {
   moreToolCalls?: Array<{id: string; name: string; arguments: string}>
   /** Quirks of the answer's wire form (upstream/quirks.ts). */
   quirks?: Quirks
+  /** The request asked `tool_stream: true` (Z.AI's; read under `glm-tool-stream`). */
+  toolStream?: boolean
   finishReason: 'stop' | 'length' | 'tool_calls'
   usage: {
     prompt_tokens: number
@@ -587,6 +589,7 @@ export function planChat(
     quirks.has('think-open-in-prompt') ||
     quirks.has('mistral-thinking') ||
     quirks.has('reasoning-details') ||
+    quirks.has('glm-tool-stream') ||
     /reasoner/i.test(model.id)
   // `template-kwargs`: vLLM, SGLang or llama.cpp serving a model that thinks unless its chat
   // template is told not to (Qwen3, GLM: `enable_thinking`; Kimi K2.5, DeepSeek: `thinking`), in
@@ -820,6 +823,7 @@ export function planChat(
     toolCall,
     ...(moreToolCalls ? {moreToolCalls} : {}),
     ...(quirks.size > 0 ? {quirks} : {}),
+    ...(body.tool_stream === true ? {toolStream: true} : {}),
     finishReason,
     usage: {
       prompt_tokens: reported ?? promptTokens,
@@ -976,16 +980,33 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     const calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])]
     // `object-args`: the whole object on the call's first chunk, no argument deltas after it
     const whole = quirks.has('object-args')
+    // `glm-tool-stream`: Z.AI's GLM-4.6 on, whose calls' arguments stream only when asked
+    const glm = quirks.has('glm-tool-stream')
+    const held = glm && !plan.toolStream
     if (quirks.has('no-tool-index'))
       // Gemini's: each call whole in one delta, id, name and arguments, no index
       for (const {id, name, arguments: args} of calls)
         events.push(chunk({tool_calls: [{id, type: 'function', function: {name, arguments: args}}]}))
+    else if (held)
+      // not asked: each call whole in one delta at the end, after as long a silence as its
+      // arguments took to write
+      for (const [index, {id, name, arguments: args}] of calls.entries())
+        events.push(chunk({tool_calls: [{index, id, type: 'function', function: {name, arguments: args}}]}))
     else
       for (const [index, call] of calls.entries()) {
         const {id, name, arguments: args} = call
         const first = index === 0
+        // asked: the first call's head in the delta of the last piece of reasoning, beside it
+        const field = reasoningField(plan)
+        const before = (events.at(-1)?.data as {choices?: Array<{delta?: Record<string, unknown>}>})
+          .choices?.[0]?.delta
+        const beside =
+          first && glm && plan.reasoning.length > 0 && before?.[field] === plan.reasoning.at(-1)
+            ? (events.pop(), {[field]: plan.reasoning.at(-1)})
+            : {}
         events.push(
           chunk({
+            ...beside,
             tool_calls: [
               {
                 index,
@@ -1006,7 +1027,7 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
       }
     const bySize = (args: string): string[] => args.match(/[\s\S]{1,8}/g) ?? []
     const pieces =
-      whole || quirks.has('no-tool-index')
+      whole || held || quirks.has('no-tool-index')
         ? []
         : calls.map((call) => argsPieces(call.arguments, quirks, bySize))
     if (quirks.has('shifted-index')) {

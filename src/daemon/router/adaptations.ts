@@ -37,7 +37,7 @@ import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {INPUT_ITEM_REQUIRES} from '../../protocols/responses-input.js'
-import {takesThinkingLevel, thinkingOffFields} from '../../protocols/thinking-off.js'
+import {nameLevel, takesThinkingLevel, thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {GeminiThinkingSent, SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
 import {refusesCacheTtl} from './cache-ttl.js'
@@ -110,6 +110,10 @@ const ADAPTABLE = [
   // ("Unsupported parameter: 'verbosity' is not supported with this model.", param `verbosity`):
   // the model's own length then
   'verbosity',
+  // chat: Z.AI's ask to stream a tool call's arguments (GLM-4.6 on, chat.ts; a chat client's
+  // passed through, ./proxy.ts), which a relay in front of it may not take: the arguments then
+  // come whole at the end of the call, as before
+  'tool_stream',
 ] as const
 
 /**
@@ -154,6 +158,35 @@ const RESPONSES_NEEDED: readonly string[] = [
 const UNKNOWN_FIELD =
   /\b(?:unknown|unrecogni[sz]ed|unsupported|unexpected)\s+(?:request\s+)?(?:parameter|param|field|argument|key|property)s?(?:\(s\))?(?:\s+supplied|\s+in object)?\s*:?\s*[`'"]?([A-Za-z_][\w-]{0,63})[`'"]?(?![\w.[-])/gi
 
+/**
+ * The places a refusal's words for a field it does not know name ({@link UNKNOWN_FIELD}, a strict
+ * server's list, {@link LISTS_FIELDS}), each with the path the validator put before its words where
+ * that path starts at a field the request sent (`fields`): zod's "tools.0: Unrecognized key(s) in
+ * object: 'eager_input_streaming'" names a member of a tool, "messages.0.content.0: Unrecognized
+ * key(s) in object: 'speed'" a member inside the conversation (`messages.0.content.0.speed`), never
+ * the top-level field of that name; another word before them is a prefix of the message, not a
+ * place ("litellm.BadRequestError: Unknown parameter: speed"). `words` without the request's echoes
+ * ({@link withoutEchoes}).
+ */
+function unknownNamed(words: string, fields: readonly string[]): string[] {
+  const at = (index: number, name: string): string => {
+    const path = /([A-Za-z_][\w.[\]]{0,160})\s*:\s*$/.exec(words.slice(Math.max(0, index - 170), index))?.[1]
+    return path !== undefined && fields.includes(/^\w+/.exec(path)![0])
+      ? `${path.replace(/\[(\d+)\]/g, '.$1')}.${name}`
+      : name
+  }
+  const named = [...words.matchAll(UNKNOWN_FIELD)].map((m) => at(m.index, m[1]))
+  const listed = LISTS_FIELDS.exec(words)
+  if (listed)
+    named.push(
+      ...listed[1]
+        .split(/[\s,`'"]+/)
+        .filter(Boolean)
+        .map((n) => at(listed.index, n)),
+    )
+  return named
+}
+
 /** Pydantic's plain-text refusal of a field: its name on a line of its own, then its words. */
 const PYDANTIC_EXTRA = /^([A-Za-z_]\w{0,63})\s*\n\s+Extra inputs are not permitted/gm
 
@@ -174,21 +207,20 @@ export function unknownResponsesFields(errorText: string, sent: readonly string[
   const extras = extraFields(errorText)
   if (extras.length > 0) return extras.length === judge(extras)?.length ? extras : undefined
   const {param, message} = errorParts(errorText)
-  const pydantic = [...message.matchAll(PYDANTIC_EXTRA)].map((m) => m[1])
-  if (pydantic.length > 0) return judge(pydantic)
   // (field names in an echo of the request are the client's words, not what was refused)
+  const words = withoutEchoes(message)
+  const pydantic = [...words.matchAll(PYDANTIC_EXTRA)].map((m) => m[1])
+  if (pydantic.length > 0) return judge(pydantic)
   if (ECHOES_INPUT.test(message)) return undefined
-  const listed = LISTS_FIELDS.exec(message)
-  if (listed) return judge(listed[1].split(/[\s,`'"]+/))
-  const words = [...message.matchAll(UNKNOWN_FIELD)].map((m) => m[1])
-  if (words.length > 0) return judge(words)
+  const named = unknownNamed(words, sent)
+  if (named.length > 0) return judge(named)
   // a bare `param` beside words for a field it does not know, never for a value it does not take
   // ("Invalid value for 'service_tier': 'flex' is not supported", "... is unsupported when tools is
   // empty": the field stays, its value is the client's)
   if (
     typeof param === 'string' &&
     /^[A-Za-z_]\w*$/.test(param) &&
-    REFUSES.test(message) &&
+    REFUSES.test(words) &&
     !/^\s*(?:invalid|unsupported) value\b|\bwhen\b/i.test(message)
   )
     return judge([param])
@@ -334,18 +366,54 @@ const EXTRA_AT = /(?<![\w.[\]])([A-Za-z_][\w.]{0,160}?)\s*:\s*Extra inputs are n
 const EXTRA_AT_LINE = /^([A-Za-z_][\w.]{0,160})\s*\n\s+Extra inputs are not permitted/gm
 
 /**
- * A validator's echo of the request's input in its refusal, where the client's own text may say
- * anything ("Input should be a valid list [type=list_type, input_value='why: speed: Extra inputs
- * are not permitted', input_type=str]"): pydantic's `input_value=` up to its `, input_type=`, and
- * FastAPI's `"input":` member (JSON, or JSON quoted in a message) with everything after it.
+ * A validator's echoes of the request's input in its refusal, where the client's own text may say
+ * anything, each by the words that open it and those that close it: pydantic's `input_value=` up
+ * to its `, input_type=` ("Input should be a valid list [type=list_type, input_value='why: speed:
+ * Extra inputs are not permitted', input_type=str]"), serde's quoted value (`invalid type: string
+ * "…", expected a sequence`, "unknown variant `…`, expected one of …"), AWS's ("1 validation error
+ * detected: Value '…' at 'messages.1.member.content' failed to satisfy constraint", Bedrock's
+ * envelope) and zod 3's (`received '…'`, an enum's). An echo runs to the last of its closing words
+ * on its line, or to the line's end: a Python repr and a Rust Debug string hold no raw newline, so
+ * the validator's own close is the last on the line, whatever the text quoted says (a quote, `',
+ * input_type=str]`); AWS and zod do not escape, and what a line holds after such an echo is the
+ * client's or lost (a refusal not read is the client's to see, one misread is learned for good).
  */
-const PYDANTIC_ECHO = /input_value=(?:[\s\S]*?(?=, input_type=)|[^\n]*)/g
-const JSON_ECHO = /\\*"input\\*"\s*:/
+const ECHOES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/input_value=/g, ', input_type='],
+  [/\binvalid (?:type|value): string \\*"/g, '", expected'],
+  [/\bunknown variant `/g, '`, expected'],
+  [/\bValue '/g, "' at '"],
+  [/\breceived '/g, "'"],
+]
 
-/** `message` without the echoes of the request's input it holds ({@link PYDANTIC_ECHO}, {@link JSON_ECHO}). */
+/** FastAPI's `"input":` member (JSON, JSON quoted in a message, Python's repr of the list: `'input':`). */
+const JSON_ECHO = /\\*["']input\\*["']\s*:/
+
+/** `text` with each echo that `opener` starts cut out up to the last `closer` on its line ({@link ECHOES}). */
+function cutEchoes(text: string, opener: RegExp, closer: string): string {
+  let out = ''
+  let at = 0
+  opener.lastIndex = 0
+  for (let m = opener.exec(text); m !== null; m = opener.exec(text)) {
+    const from = m.index + m[0].length
+    const line = text.indexOf('\n', from)
+    const end = line === -1 ? text.length : line
+    const close = text.lastIndexOf(closer, end - closer.length)
+    const to = close >= from ? close : end
+    out += text.slice(at, from) + '…'
+    at = to
+    opener.lastIndex = Math.max(to, from)
+  }
+  return at === 0 ? text : out + text.slice(at)
+}
+
+/**
+ * `message` without the echoes of the request's input it holds ({@link ECHOES}), and without
+ * FastAPI's `"input":` member and all after it ({@link JSON_ECHO}). Read on a refusal only.
+ */
 function withoutEchoes(message: string): string {
-  if (!message.includes('input')) return message
-  const cut = message.replace(PYDANTIC_ECHO, 'input_value=…')
+  let cut = message
+  for (const [opener, closer] of ECHOES) cut = cutEchoes(cut, opener, closer)
   const json = JSON_ECHO.exec(cut)
   return json ? cut.slice(0, json.index) : cut
 }
@@ -366,7 +434,7 @@ const EXTRANEOUS_KEY = /#(\/tools\/\d+)?: extraneous key \[([A-Za-z_]\w{0,63})\]
 export function passedMessagesFields(
   errorText: string,
   sent: SentRequest,
-): {fields: string[]; toolMembers: string[]} | undefined {
+): {fields: string[]; toolMembers: string[]; newer: boolean} | undefined {
   const {message} = errorParts(errorText)
   // (field names in an echo of the request are the client's words, not what was refused)
   const words = withoutEchoes(message)
@@ -376,37 +444,72 @@ export function passedMessagesFields(
     ...[...words.matchAll(EXTRANEOUS_KEY)].map((m) => (m[1] ? `tools.0.${m[2]}` : m[2])),
     ...extraFields(errorText),
   ]
+  // (a closed schema's words: everything it does not list is refused alike)
+  let closed = places.length > 0
   if (places.length === 0) {
     if (ECHOES_INPUT.test(message)) return undefined
-    places.push(...[...message.matchAll(UNKNOWN_FIELD)].map((m) => m[1]))
-    const listed = LISTS_FIELDS.exec(message)
-    if (listed) places.push(...listed[1].split(/[\s,`'"]+/).filter(Boolean))
+    places.push(...unknownNamed(words, sent.fields))
+    closed = CLOSED_SCHEMA.test(words)
   }
   if (places.length === 0) return undefined
   const fields = new Set<string>()
   const toolMembers = new Set<string>()
+  let newer = false
   for (const place of new Set(places)) {
     // (the tool's tag in between, Anthropic's `custom` or a server tool's dated type; any other
     // segment, `input_schema`, is a place inside the tool: its own rules)
-    const member = /^tools\.\d+\.(?:custom\.|[a-z_]+_\d{8}\.)?([A-Za-z_]\w{0,63})$/.exec(place)?.[1]
-    if (member !== undefined) {
-      if (TOOL_NEEDED.includes(member) || !sent.toolMembers?.includes(member)) return undefined
-      toolMembers.add(member)
+    const member = /^tools\.\d+\.(custom\.|[a-z_]+_\d{8}\.)?([A-Za-z_]\w{0,63})$/.exec(place)
+    if (member !== null) {
+      const [, tag, name] = member
+      if (TOOL_NEEDED.includes(name) || !sent.toolMembers?.includes(name)) return undefined
+      toolMembers.add(name)
+      // (a server tool's refusal of it says nothing of the host: Anthropic's own API refuses it there)
+      if (name === NEWER_TOOL_MEMBER && (tag === undefined || tag === 'custom.')) newer = closed
     } else if (
       /^[A-Za-z_]\w{0,63}$/.test(place) &&
       sent.fields.includes(place) &&
       !MESSAGES_NEEDED.includes(place)
-    )
+    ) {
       fields.add(place)
-    else return undefined
+      if (CLAUDE_CODE_NEWER.includes(place) || place === 'context_management') newer = closed
+    } else return undefined
   }
-  return {fields: [...fields], toolMembers: [...toolMembers]}
+  return {fields: [...fields], toolMembers: [...toolMembers], newer}
 }
+
+/**
+ * Words that say a validator holds the request to a closed schema (pydantic's "Extra inputs are not
+ * permitted" is read by its place above): zod's strict object ("Unrecognized key(s) in object"),
+ * serde's `deny_unknown_fields` ("unknown field `speed`, expected one of …"), Go's
+ * `DisallowUnknownFields` (`json: unknown field "speed"`), "Unknown parameter". Not "Unsupported
+ * parameter", which a host that knows the field says of a model without it.
+ */
+const CLOSED_SCHEMA =
+  /\b(?:unknown|unrecogni[sz]ed)\s+(?:request\s+)?(?:parameter|param|field|argument|key|property)/i
+
+/**
+ * Claude Code's optional newer fields, each a feature of Anthropic's own API: cache diagnosis's
+ * `diagnostics`, the server-side fallback's `fallbacks` and `fallback_credit_token`, fast mode's
+ * `speed`, and on each of its tools fine-grained tool streaming's `eager_input_streaming`
+ * ({@link NEWER_TOOL_MEMBER}; "Only Anthropic's first-party surfaces accept" it, DotHarness/dotcraft
+ * PR #282). A host that validates a closed schema and refuses one of them (Bedrock, Vertex AI, a
+ * LiteLLM or Copilot relay, a relay that drops their betas before Anthropic's API) refuses each
+ * other one the body carries, a round trip each: they all go in the retry for the first
+ * ({@link passedMessagesRefusal}), Claude Code's first turn two tries, not six. Its
+ * `context_management` (context editing, June 2025) goes with them only where it is refused itself:
+ * Bedrock and Vertex AI take it with its beta, while a host that does not know it knows none of the
+ * newer ones. None of them changes the answer: without them the host neither diagnoses its cache,
+ * nor falls back on its side, nor runs in fast mode, nor streams a tool's input before it is whole.
+ */
+const CLAUDE_CODE_NEWER: readonly string[] = ['diagnostics', 'fallbacks', 'fallback_credit_token', 'speed']
+const NEWER_TOOL_MEMBER = 'eager_input_streaming'
 
 /**
  * What a strict host's refusal of a Messages body passed through (Claude Code's) teaches
  * ({@link passedMessagesFields}): its top-level fields named go from then on (`drop`, cut out of
- * the bytes: ./top-fields.ts), the tool members named from every tool (`toolMembers`).
+ * the bytes: ./top-fields.ts), the tool members named from every tool (`toolMembers`); named one of
+ * Claude Code's optional newer fields in a closed schema's words, the other such fields the body
+ * carries go with them, in the same retry ({@link CLAUDE_CODE_NEWER}).
  */
 function passedMessagesRefusal(
   errorText: string,
@@ -415,16 +518,35 @@ function passedMessagesRefusal(
 ): {next: UpstreamAdaptation; note: string} | undefined {
   const named = passedMessagesFields(errorText, sent)
   if (named === undefined) return undefined
-  const {fields, toolMembers} = named
+  const {fields, toolMembers, newer} = named
   const members = toolMembers.filter((m) => !known.toolMembers?.includes(m))
   const words = [...fields, ...members.map((m) => `its tools' ${m}`)]
+  const alsoFields = newer
+    ? CLAUDE_CODE_NEWER.filter(
+        (f) => sent.fields.includes(f) && !fields.includes(f) && !known.drop?.includes(f),
+      )
+    : []
+  const alsoMembers =
+    newer &&
+    sent.toolMembers?.includes(NEWER_TOOL_MEMBER) &&
+    !members.includes(NEWER_TOOL_MEMBER) &&
+    !known.toolMembers?.includes(NEWER_TOOL_MEMBER)
+      ? [NEWER_TOOL_MEMBER]
+      : []
+  const also = [...alsoFields, ...alsoMembers.map((m) => `its tools' ${m}`)]
+  const dropped = [...fields, ...alsoFields]
+  const cut = [...members, ...alsoMembers]
   return {
     next: {
       ...known,
-      ...(fields.length > 0 ? {drop: [...new Set([...(known.drop ?? []), ...fields])]} : {}),
-      ...(members.length > 0 ? {toolMembers: [...(known.toolMembers ?? []), ...members]} : {}),
+      ...(dropped.length > 0 ? {drop: [...new Set([...(known.drop ?? []), ...dropped])]} : {}),
+      ...(cut.length > 0 ? {toolMembers: [...(known.toolMembers ?? []), ...cut]} : {}),
     },
-    note: `refused ${words.join(', ')}: sent again without ${words.length > 1 ? 'them' : 'it'}`,
+    note:
+      `refused ${words.join(', ')}: sent again without ${words.length > 1 ? 'them' : 'it'}` +
+      (also.length > 0
+        ? `, and without ${also.join(', ')} (Claude Code's other newer ${also.length > 1 ? 'fields' : 'field'})`
+        : ''),
   }
 }
 
@@ -1551,17 +1673,19 @@ function levelRefusal(
 ): {next: UpstreamAdaptation; note: string} | undefined {
   if (sent === undefined) return undefined
   const level = sent.toUpperCase()
-  const next = NEXT_LEVEL[level]
+  // (a relay's name that fixes the level, `gemini-3-pro-high`: that one at once, not a climb)
+  const named = nameLevel(model)
+  const next = named !== undefined && named !== level ? named : NEXT_LEVEL[level]
   if (!next || known.thinkingLevels?.[level] !== undefined) return undefined
   const {message} = errorParts(errorText)
-  const named = /thinking[ _]level (\w+) is not supported/i.exec(message)
-  if (named?.[1].toUpperCase() !== level) return undefined
+  const refused = /thinking[ _]level (\w+) is not supported/i.exec(message)
+  if (refused?.[1].toUpperCase() !== level) return undefined
   // (Vertex names the level in the same words for a Gemini 2.5 model, which takes none: a level
   // climbed only for a model that takes levels by its name, or where Google asks for another)
   if (!takesThinkingLevel(model) && !/retry with other thinking level/i.test(message)) return undefined
   return {
     next: {...known, thinkingLevels: {...known.thinkingLevels, [level]: next}},
-    note: `refused thinkingLevel ${sent}: sent again with ${next}, the next level up`,
+    note: `refused thinkingLevel ${sent}: sent again with ${next}, ${next === named ? 'the level its name says' : 'the next level up'}`,
   }
 }
 

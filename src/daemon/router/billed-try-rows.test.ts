@@ -5,16 +5,14 @@
  * they were in the answer's row's note only), with the status Gemini answered (review72 #3). Through the Router into logs.db, with a scripted
  * Gemini upstream that answers nothing and a chat upstream that answers.
  */
-import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {json, runCli, tempHome} from '../../../test/helpers/cli.js'
-import {LogStore} from '../../store/log-store.js'
+import {json, runCli} from '../../../test/helpers/cli.js'
+import type {LogStore} from '../../store/log-store.js'
 import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
 import {providerHealth} from '../../ui/app/model-routes.js'
-import {Router} from './index.js'
-import type {Upstream} from './proxy-fixture.js'
-import {serveRouter, startUpstream} from './proxy-fixture.js'
+import type {RouterWithLogs, Upstream} from './proxy-fixture.js'
+import {routerWithLogs, startUpstream} from './proxy-fixture.js'
 
 /** Gemini's empty answer (STOP, no part), whose prompt Google bills. */
 const EMPTY = {
@@ -30,9 +28,8 @@ const CHAT = {
   usage: {prompt_tokens: 700, completion_tokens: 9, total_tokens: 709},
 }
 
-let home: ReturnType<typeof tempHome>
+let gateway: RouterWithLogs
 let store: LogStore
-let router: Router
 let gemini: Upstream
 let chat: Upstream
 let url: string
@@ -40,9 +37,6 @@ let providers: ProviderConfig[]
 let policy: PolicyConfig
 
 beforeAll(async () => {
-  home = tempHome()
-  store = await LogStore.open(join(home.home, 'logs.db'))
-  router = new Router({logStore: store})
   gemini = await startUpstream((_req, res) => {
     res.writeHead(200, {'content-type': 'application/json'})
     res.end(JSON.stringify(EMPTY))
@@ -67,17 +61,14 @@ beforeAll(async () => {
     breaker: {failureThreshold: 5, cooldownMs: 30_000},
     timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
   }
-  const served = await serveRouter(router, () => ({family: 'messages', policy, providers}))
-  url = served.origin
-  return served.close
+  gateway = await routerWithLogs({family: 'messages', providers, policy})
+  ;({url, store} = gateway)
 })
 
 afterAll(async () => {
-  await router.close()
-  store.close()
+  await gateway.close()
   gemini.close()
   chat.close()
-  home.cleanup()
 })
 
 describe("a billed try of another provider than the answer's", () => {
@@ -138,7 +129,7 @@ describe("a billed try of another provider than the answer's", () => {
 
   it('`gwctl usage --json` counts the try as a request of its provider, and the tokens of both', async () => {
     store.flush()
-    const run = (args: string[]) => runCli(['usage', ...args, '--json'], {home: home.home})
+    const run = (args: string[]) => runCli(['usage', ...args, '--json'], {home: gateway.home})
     const byProvider = json<{rows: Array<{key: string; requests: number; inputTokens: number}>}>(
       await run(['--pivot', 'provider']),
     )

@@ -2,19 +2,19 @@
  * A request not streamed whose client leaves (before the upstream's headers, or during a translated
  * answer) is held (proxy.ts ClientGone): the upstream, which bills the whole answer whether or not
  * anyone reads it, is read to its end, and the 499 row in logs.db holds its usage, which `gwctl
- * usage` counts; within the idle timeout from the leaving, and never for a stream, whose upstream
- * request is aborted at once (the vendors stop generating a stream whose reader left). Through the
- * Router into logs.db, with a scripted chat upstream (its headers late, or its body in two parts).
+ * usage` counts; within the idle timeout from the leaving. A stream's upstream request is aborted
+ * at once (the vendors stop generating a stream whose reader left), but Amazon Bedrock's, which
+ * bills it whole: read on so. Through the Router into logs.db, with a scripted chat upstream (its
+ * headers late, or its body in two parts; as Bedrock by its host name resolved to this machine).
  */
-import {join} from 'node:path'
+import {lookup} from 'node:dns'
+import type {LookupFunction} from 'node:net'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
-import {tempHome} from '../../../test/helpers/cli.js'
-import {LogStore} from '../../store/log-store.js'
+import type {LogStore} from '../../store/log-store.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../../store/schema.js'
-import {Router} from './index.js'
-import type {Upstream} from './proxy-fixture.js'
-import {CHAT_ANSWER_BILLED, serveRouter, startUpstream} from './proxy-fixture.js'
+import type {RouterWithLogs, Upstream} from './proxy-fixture.js'
+import {CHAT_ANSWER_BILLED, routerWithLogs, startUpstream} from './proxy-fixture.js'
 
 const ANSWER = CHAT_ANSWER_BILLED
 const STREAM = [
@@ -35,9 +35,10 @@ const BILLED_ROW = {status: 499, error: 'client closed the connection', inputTok
 /**
  * What the upstream does: `late` answers 300 ms after the request (headers and all); `split` sends
  * its headers and the first half of the body at once, the rest 300 ms later (JSON, streamed or
- * not); `never` sends nothing; `refuse` a 400 300 ms later; `fail` a 500 at once.
+ * not); `trickle` the headers and a stream's first event at once, the rest (its usage) 300 ms
+ * later (`stall`: never); `never` sends nothing; `refuse` a 400 300 ms later; `fail` a 500 at once.
  */
-let mode: 'late' | 'split' | 'never' | 'refuse' | 'large' | 'fail' = 'late'
+let mode: 'late' | 'split' | 'trickle' | 'stall' | 'never' | 'refuse' | 'large' | 'fail' = 'late'
 /** Called when the upstream got a request, and when it sent its headers. */
 let received: () => void = () => undefined
 let headersSent: () => void = () => undefined
@@ -45,22 +46,37 @@ let headersSent: () => void = () => undefined
 let cutOff = false
 let upstreamClosed: Promise<void> = Promise.resolve()
 
-let home: ReturnType<typeof tempHome>
+let gateway: RouterWithLogs
 let store: LogStore
-let router: Router
 let upstream: Upstream
 let url: string
 /**
  * The upstream as a vendor's API (`up`: the simulator's origin, which stands for them; a request
  * held), as a server on this machine (`local`: vLLM, Ollama, LM Studio; never held), or as a vendor
- * whose breaker opens at one failure and lets a trial through 200 ms later (`trial`).
+ * whose breaker opens at one failure and lets a trial through 200 ms later (`trial`), or as Amazon
+ * Bedrock's OpenAI endpoint (`bedrock`: its name, which `lookup` resolves to this machine; `mantle`
+ * its Mantle endpoint's).
  */
-type As = 'up' | 'local' | 'trial'
+type As = 'up' | 'local' | 'trial' | 'bedrock' | 'mantle'
 const providers = (): ProviderConfig[] => [
   {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}, origin: 'sim'},
   {name: 'local', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
   {name: 'trial', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}, origin: 'sim'},
+  {
+    name: 'bedrock',
+    family: 'chat',
+    baseUrl: `http://bedrock-runtime.us-east-1.amazonaws.com:${new URL(upstream.origin).port}/openai/v1`,
+    credential: {secret: 'k'},
+  },
+  {
+    name: 'mantle',
+    family: 'chat',
+    baseUrl: `http://bedrock-mantle.us-east-1.api.aws:${new URL(upstream.origin).port}/v1`,
+    credential: {secret: 'k'},
+  },
 ]
+/** Every upstream name to this machine, where the scripted upstream listens. */
+const toThisMachine: LookupFunction = (_hostname, options, callback) => lookup('127.0.0.1', options, callback)
 const policyOf = (name: As): PolicyConfig => ({
   id: 'p',
   routes: {
@@ -74,9 +90,6 @@ const policyOf = (name: As): PolicyConfig => ({
 })
 
 beforeAll(async () => {
-  home = tempHome()
-  store = await LogStore.open(join(home.home, 'logs.db'))
-  router = new Router({logStore: store})
   upstream = await startUpstream((_req, res, body) => {
     const streamed = body.includes('"stream":true')
     cutOff = false
@@ -123,6 +136,13 @@ beforeAll(async () => {
           res.end(JSON.stringify({error: {message: 'bad field', type: 'invalid_request_error'}}))
         }, 300),
       )
+    if (mode === 'trickle' || mode === 'stall') {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      const first = STREAM.indexOf('\n\n') + 2
+      res.write(STREAM.slice(0, first))
+      headersSent()
+      if (mode === 'trickle') timers.push(setTimeout(() => res.end(STREAM.slice(first)), 300))
+    }
     if (mode === 'split') {
       res.writeHead(200, {'content-type': 'application/json'})
       res.write(ANSWER.slice(0, 60))
@@ -130,13 +150,12 @@ beforeAll(async () => {
       timers.push(setTimeout(() => res.end(ANSWER.slice(60)), 300))
     }
   })
-  const served = await serveRouter(router, (req) => ({
-    family: req.url!.includes('/messages') ? 'messages' : 'chat',
-    policy: policyOf((req.headers['x-as'] as As | undefined) ?? 'up'),
+  gateway = await routerWithLogs({
     providers: providers(),
-  }))
-  url = served.origin
-  return served.close
+    policy: (req) => policyOf((req.headers['x-as'] as As | undefined) ?? 'up'),
+    router: {lookup: toThisMachine},
+  })
+  ;({url, store} = gateway)
 })
 
 afterEach(() => {
@@ -144,10 +163,8 @@ afterEach(() => {
 })
 
 afterAll(async () => {
-  await router.close()
-  store.close()
+  await gateway.close()
   upstream.close()
-  home.cleanup()
 })
 
 /** Sends a chat (or Messages, translated to chat) request to the upstream as `as`. */
@@ -274,6 +291,85 @@ describe('a JSON answer to a request streamed (an upstream that ignored `stream`
       outputTokens: 40,
     })
     expect(cutOff).toBe(false)
+  })
+})
+
+describe('a JSON answer to a translated request streamed (an upstream that ignored `stream`)', () => {
+  it('whose client left mid-answer is read on: a 499 row (nothing went out) with its usage', async () => {
+    mode = 'split'
+    const row = await leave('messages', 'after', true)
+    expect(row).toMatchObject({...BILLED_ROW, upstreamFamily: 'chat', ttfbMs: null})
+    expect(cutOff).toBe(false)
+  })
+
+  it('whose client stays gets the 502 it got before, the row the usage its upstream billed', async () => {
+    mode = 'split'
+    const logged = store.queryLogs().length
+    const res = await send('messages', true, 'up')
+    expect(res.status).toBe(502)
+    expect(((await res.json()) as {error: {message: string}}).error.message).toBe(
+      'up: upstream answered 200 with application/json, not a stream',
+    )
+    store.flush()
+    expect(store.queryLogs()).toHaveLength(logged + 1)
+    expect(store.queryLogs({limit: 1})[0]).toMatchObject({
+      status: 502,
+      error: 'up: upstream answered 200 with application/json, not a stream',
+      inputTokens: 1200,
+      outputTokens: 40,
+    })
+  })
+})
+
+describe('a stream to Amazon Bedrock (which goes on generating, and billing, a stream whose reader left)', () => {
+  it.each(['bedrock', 'mantle'] as const)(
+    'passed through (%s), the client gone mid-stream: read on to its end, the row holds the usage',
+    async (as) => {
+      mode = 'trickle'
+      const row = await leave('chat', 'after', true, as)
+      // (the status the client got, its stream begun)
+      expect(row).toMatchObject({...BILLED_ROW, provider: as, status: 200})
+      expect(cutOff).toBe(false)
+    },
+  )
+
+  it('passed through, the client gone before the headers: a 499 row with the usage', async () => {
+    const row = await leave('chat', 'before', true, 'bedrock')
+    expect(row).toMatchObject({...BILLED_ROW, provider: 'bedrock', ttfbMs: null})
+    expect(cutOff).toBe(false)
+  })
+
+  it('translated (Messages to chat), the client gone mid-stream: the same', async () => {
+    mode = 'trickle'
+    const row = await leave('messages', 'after', true, 'bedrock')
+    expect(row).toMatchObject({...BILLED_ROW, provider: 'bedrock', status: 200, upstreamFamily: 'chat'})
+    expect(cutOff).toBe(false)
+  })
+
+  it('translated, the client gone before the headers: a 499 row with the usage', async () => {
+    const row = await leave('messages', 'before', true, 'bedrock')
+    expect(row).toMatchObject({...BILLED_ROW, provider: 'bedrock', upstreamFamily: 'chat', ttfbMs: null})
+    expect(cutOff).toBe(false)
+  })
+
+  it.each(['chat', 'messages'] as const)(
+    '%s entrance: one that stalls after the leaving is given up at the idle timeout (its connection let go), the row without the usage to come',
+    async (entrance) => {
+      mode = 'stall'
+      const row = await leave(entrance, 'after', true, 'bedrock')
+      await upstreamClosed
+      expect(cutOff).toBe(true)
+      expect(row).toMatchObject({provider: 'bedrock', status: 200, error: 'client closed the connection'})
+      expect(row.outputTokens).not.toBe(40)
+    },
+  )
+
+  it("another vendor's stream (OpenAI's, Anthropic's stop) is still aborted mid-stream, its usage unread", async () => {
+    mode = 'trickle'
+    const row = await leave('chat', 'after', true, 'up')
+    await upstreamClosed
+    expect(cutOff).toBe(true)
+    expect(row).toMatchObject({provider: 'up', error: 'client closed the connection', inputTokens: 0})
   })
 })
 

@@ -79,7 +79,7 @@ export function sendFamilyError(
   const retryAfter =
     family === 'gemini'
       ? (options.headers?.['retry-after'] ??
-        (options.headers ? retryAfterFromMs(options.headers) : undefined))
+        (options.headers ? retryAfterFromMs(options.headers, family) : undefined))
       : undefined
   const text = JSON.stringify(
     errorBody(family, status, message, {

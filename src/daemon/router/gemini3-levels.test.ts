@@ -24,9 +24,25 @@ const ANSWER = JSON.stringify({
 let upstreamModel = ''
 let targets: ProxyTarget[] = []
 // a Flash that takes no MINIMAL by a name the gateway's rule takes for one that does (the
-// simulator's `no-minimal-level`: gemini-3.8-flash behind an alias, a later release)
+// simulator's `no-minimal-level`: gemini-3.8-flash behind an alias, a later release); a relay's
+// name that fixes the level (CLIProxyAPI's, Antigravity's `gemini-3-pro-high`) refusing any other
+// in Vertex's words
 const {gateway, upstream, received, start, clear, close} = judgedMessagesGateway(
   (body) => {
+    const fixed = /-(low|medium|high)$/.exec(upstreamModel)?.[1].toUpperCase()
+    const level = (body.generationConfig as {thinkingConfig?: {thinkingLevel?: unknown}} | undefined)
+      ?.thinkingConfig?.thinkingLevel
+    if (fixed !== undefined && typeof level === 'string' && level.toUpperCase() !== fixed)
+      return {
+        status: 400,
+        body: {
+          error: {
+            code: 400,
+            message: `Unable to submit request because thinking_level ${level.toUpperCase()} is not supported by this model.`,
+            status: 'INVALID_ARGUMENT',
+          },
+        },
+      }
     const refused = refusedThinkingBudget(body, new Set(['no-minimal-level']), upstreamModel)
     return refused
       ? {status: 400, body: {error: {code: 400, message: refused, status: 'INVALID_ARGUMENT'}}}
@@ -117,6 +133,14 @@ describe('Claude Code with thinking off, translated to Gemini 3 Flash', () => {
     expect(answered).toContain('"text_delta","text":"done"')
   })
 
+  it("a relay's gemini-3-pro-high: HIGH, the level its name fixes, from the first request (before: LOW and MEDIUM refused first)", async () => {
+    upstreamModel = 'gemini-3-pro-high'
+    targets = [{provider: provider('relay-high'), model: upstreamModel, translate: true}]
+    expect(await ask()).toBe(200)
+    expect(thinkingSent()).toEqual([{thinkingLevel: 'HIGH'}])
+    expect((await gateway.settled(1))[0]).toMatchObject({status: 200, error: null})
+  })
+
   it('Gemini 3 Pro by its name: LOW from the first request (it cannot stop thinking)', async () => {
     upstreamModel = 'gemini-3.1-pro-preview'
     targets = [{provider: provider('g3-pro'), model: upstreamModel, translate: true}]
@@ -137,6 +161,25 @@ describe('Gemini CLI passed through to Gemini 3', () => {
       await post('/v1beta/models/gemini-3.1-pro-preview:generateContent', body, {'x-goog-api-key': 'gw'}),
     ).toBe(200)
     expect(received.map(String)).toEqual([JSON.stringify(body)])
+  })
+
+  it("its LOW refused by a relay's gemini-3-pro-high: sent again with HIGH at once, not MEDIUM first; the next with HIGH", async () => {
+    upstreamModel = 'gemini-3-pro-high'
+    targets = [{provider: provider('relay-cli'), model: upstreamModel}]
+    const body = {
+      contents: [{role: 'user', parts: [{text: 'hi'}]}],
+      generationConfig: {thinkingConfig: {includeThoughts: true, thinkingLevel: 'low'}},
+    }
+    const ask = () => post('/v1beta/models/gemini-3-pro-high:generateContent', body, {'x-goog-api-key': 'gw'})
+    expect(await ask()).toBe(200)
+    expect(thinkingSent()).toEqual([
+      {includeThoughts: true, thinkingLevel: 'low'},
+      {includeThoughts: true, thinkingLevel: 'high'},
+    ])
+    const [row] = await gateway.settled(1)
+    expect(row.error).toMatch(/refused thinkingLevel low: sent again with HIGH, the level its name says/)
+    expect(await ask()).toBe(200)
+    expect(thinkingSent()).toEqual([{includeThoughts: true, thinkingLevel: 'high'}])
   })
 
   it('MINIMAL refused by gemini-3.8-flash: sent again with LOW and answered; the next request with LOW at once', async () => {

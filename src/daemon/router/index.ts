@@ -4,6 +4,7 @@
  */
 import {emitGatewayEvent} from '../events.js'
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
+import type {LookupFunction} from 'node:net'
 
 import type {LogEntry, LogStore} from '../../store/log-store.js'
 import type {Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../../store/schema.js'
@@ -36,6 +37,8 @@ export interface RouterOptions {
   clock?: Clock
   /** Budgets to enforce (also settable later: `router.budgets`). */
   budgets?: BudgetBook
+  /** How upstream host names resolve (tests: a vendor's name to this machine; UpstreamPools). */
+  lookup?: LookupFunction
 }
 
 export interface RouteInput {
@@ -118,7 +121,7 @@ const EMPTY_ENTRY: LogEntry = {
 }
 
 export class Router {
-  readonly pools = new UpstreamPools()
+  readonly pools: UpstreamPools
   /** Opaque turn-2 state of translated routes whose clients cannot carry it (lost on restart). */
   readonly carry = new BoundedCarry()
   readonly breakers: BreakerRegistry
@@ -131,6 +134,7 @@ export class Router {
   private drained: (() => void) | undefined
 
   constructor(private readonly options: RouterOptions = {}) {
+    this.pools = new UpstreamPools(options.lookup)
     this.breakers = new BreakerRegistry(() => DEFAULT_BREAKER, options.clock)
     this.budgets = options.budgets
   }

@@ -89,24 +89,28 @@ describe("Claude Code's newer fields refused by a strict host fronting Claude", 
     expect(received.map(String)).toEqual([next.replace(TOOLS, WITHOUT_EAGER)])
   })
 
-  it("Claude Code's first turn with all its newer fields, refused one a try: each learned in the same request, the client gets 200", async () => {
+  it("Claude Code's first turn with all its newer fields, one named by the refusal: all of them left out in the one retry, the client gets 200", async () => {
     targets = [target('bedrock-all')]
-    // four top-level fields and a tool's member, more than MAX_ADAPTATIONS_A_REQUEST (Claude Code
-    // does not retry a 400: a turn that reached it failed)
+    // four top-level fields and a tool's member, each of which the host refuses, and its context
+    // editing, which it takes (Claude Code does not retry a 400: a turn that reached it failed)
     const NEWER = ',"fallbacks":[],"fallback_credit_token":"fct_1","speed":"fast"'
-    const body = claudeCode(DIAGNOSTICS + NEWER, TOOLS, true)
+    const EDITING = ',"context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"}]}'
+    const body = claudeCode(DIAGNOSTICS + NEWER + EDITING, TOOLS, true)
     const res = await post(body)
     expect(res.status).toBe(200)
     expect(await res.text()).toBe(MESSAGES_STREAM)
     const bare = body.replace(DIAGNOSTICS + NEWER, '').replace(TOOLS, WITHOUT_EAGER)
-    expect(received).toHaveLength(6)
-    expect(String(received[5])).toBe(bare)
+    // two tries, not six: the refusal named diagnostics, the retry went without all five
+    expect(received.map(String)).toEqual([body, bare])
+    expect(bare).toContain(EDITING)
     const [result] = await gateway.settled(1)
     expect(result.error).toBe(
-      ['diagnostics', 'fallbacks', 'fallback_credit_token', 'speed', "its tools' eager_input_streaming"]
-        .map((f) => `bedrock-all refused ${f}: sent again without it`)
-        .join('; '),
+      "bedrock-all refused diagnostics: sent again without it, and without fallbacks, fallback_credit_token, speed, its tools' eager_input_streaming (Claude Code's other newer fields)",
     )
+    expect(rules('bedrock-all')).toEqual([
+      'sent without diagnostics, fallbacks, fallback_credit_token, speed',
+      'tools sent without eager_input_streaming (refused)',
+    ])
     // the next turn: one try
     clear()
     expect((await post(body)).status).toBe(200)

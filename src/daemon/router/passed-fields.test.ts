@@ -43,47 +43,66 @@ const claudeCode = {
 }
 const passed = (body: Record<string, unknown> = claudeCode): SentRequest => sentOfPassedMessages(body)
 
+/** Claude Code's optional newer fields (its tools' `eager_input_streaming` aside) and its context editing. */
+const NEWER = ['diagnostics', 'fallbacks', 'fallback_credit_token', 'speed', 'context_management']
+
+/** {@link claudeCode} with only `keep` of {@link NEWER} and its tools' `eager_input_streaming`. */
+function only(...keep: string[]): Record<string, unknown> {
+  const body: Record<string, unknown> = {...claudeCode}
+  for (const f of NEWER) if (!keep.includes(f)) delete body[f]
+  if (!keep.includes('eager_input_streaming'))
+    body.tools = claudeCode.tools.map((t) => {
+      const {eager_input_streaming: _, ...rest} = t as Record<string, unknown>
+      return rest
+    })
+  return body
+}
+
+/** `diagnostics` refused in each host's words for a field its closed schema does not list. */
+const DIAGNOSTICS_REFUSED = [
+  anthropic('diagnostics: Extra inputs are not permitted'),
+  // Bedrock's words behind a relay
+  JSON.stringify({
+    message: 'The model returned the following errors: diagnostics: Extra inputs are not permitted',
+  }),
+  // LiteLLM's wrapping
+  JSON.stringify({
+    error: {
+      message: '{"message":"diagnostics: Extra inputs are not permitted"}. Received Model Group=claude',
+      type: 'None',
+    },
+  }),
+  // pydantic's plain text
+  '1 validation error for MessagesRequest\ndiagnostics\n  Extra inputs are not permitted [type=extra_forbidden]',
+  // Bedrock's older words
+  anthropic('Malformed input request: #: extraneous key [diagnostics] is not permitted, please reformat'),
+  // OpenAI's, serde's and zod's words for a field they do not know
+  anthropic("Unknown parameter: 'diagnostics'."),
+  anthropic('unknown field `diagnostics`, expected one of `model`, `messages`'),
+  anthropic("Unrecognized key(s) in object: 'diagnostics'"),
+  // FastAPI's list
+  JSON.stringify({
+    detail: [{type: 'extra_forbidden', loc: ['body', 'diagnostics'], msg: 'Extra inputs'}],
+  }),
+]
+
 describe("a strict host's refusal of a Messages body's fields", () => {
   it('a top-level field in any of its words: learned away, described, cut out of the bytes', () => {
-    const words = [
-      anthropic('diagnostics: Extra inputs are not permitted'),
-      // Bedrock's words behind a relay
-      JSON.stringify({
-        message: 'The model returned the following errors: diagnostics: Extra inputs are not permitted',
-      }),
-      // LiteLLM's wrapping
-      JSON.stringify({
-        error: {
-          message: '{"message":"diagnostics: Extra inputs are not permitted"}. Received Model Group=claude',
-          type: 'None',
-        },
-      }),
-      // pydantic's plain text
-      '1 validation error for MessagesRequest\ndiagnostics\n  Extra inputs are not permitted [type=extra_forbidden]',
-      // Bedrock's older words
-      anthropic('Malformed input request: #: extraneous key [diagnostics] is not permitted, please reformat'),
-      // OpenAI's and serde's words for a field they do not know
-      anthropic("Unknown parameter: 'diagnostics'."),
-      anthropic('unknown field `diagnostics`, expected one of `model`, `messages`'),
-      // FastAPI's list
-      JSON.stringify({
-        detail: [{type: 'extra_forbidden', loc: ['body', 'diagnostics'], msg: 'Extra inputs'}],
-      }),
-    ]
+    const words = DIAGNOSTICS_REFUSED
     for (const text of words) {
       const a = new UpstreamAdaptations()
-      expect(a.learn('bedrock', 'claude', text, passed(), 400), text).toBe(
+      expect(a.learn('bedrock', 'claude', text, passed(only('diagnostics')), 400), text).toBe(
         'refused diagnostics: sent again without it',
       )
       expect(a.get('bedrock', 'claude'), text).toEqual({drop: ['diagnostics']})
     }
     const a = new UpstreamAdaptations()
-    a.learn('z', 'm', anthropic('speed: Extra inputs are not permitted'), passed())
+    a.learn('z', 'm', anthropic('speed: Extra inputs are not permitted'), passed(only('speed')))
     const known = a.get('z', 'm')
     // the next refusal, of the next field: kept beside it
     expect(
       a.learn('z', 'm', anthropic('fallbacks: Extra inputs are not permitted'), {
-        ...passed(),
+        ...passed(only('fallbacks')),
         adaptedWith: known,
       }),
     ).toBe('refused fallbacks: sent again without it')
@@ -97,7 +116,8 @@ describe("a strict host's refusal of a Messages body's fields", () => {
   it("a tool's member, named by its place: cut out of every tool", () => {
     const a = new UpstreamAdaptations()
     const refused = anthropic('tools.0.custom.eager_input_streaming: Extra inputs are not permitted')
-    expect(a.learn('copilot', 'claude', refused, passed())).toBe(
+    const eager = passed(only('eager_input_streaming'))
+    expect(a.learn('copilot', 'claude', refused, eager)).toBe(
       "refused its tools' eager_input_streaming: sent again without it",
     )
     expect(a.get('copilot', 'claude')).toEqual({toolMembers: ['eager_input_streaming']})
@@ -106,7 +126,7 @@ describe("a strict host's refusal of a Messages body's fields", () => {
       'Malformed input request: #/tools/1: extraneous key [eager_input_streaming] is not permitted',
       'upstream error: tools.3.eager_input_streaming: Extra inputs are not permitted',
     ])
-      expect(new UpstreamAdaptations().learn('b', 'm', anthropic(words), passed()), words).toBe(
+      expect(new UpstreamAdaptations().learn('b', 'm', anthropic(words), eager), words).toBe(
         "refused its tools' eager_input_streaming: sent again without it",
       )
     expect(describeAdaptation(a.get('copilot', 'claude')!)).toEqual([
@@ -181,9 +201,136 @@ describe("a strict host's refusal of a Messages body's fields", () => {
         'p',
         'm',
         "2 validation errors for MessagesRequest\ndiagnostics\n  Extra inputs are not permitted [type=extra_forbidden, input_value={'cache': 'speed: Extra inputs are not permitted'}, input_type=dict]\nfallbacks\n  Extra inputs are not permitted [type=extra_forbidden, input_value=[], input_type=list]",
-        passed(),
+        passed(only('diagnostics', 'fallbacks')),
       ),
     ).toBe('refused diagnostics, fallbacks: sent again without them')
+  })
+
+  it("learns nothing from the echo of a user message that says a field is refused, in any validator's shape", () => {
+    // the user's own message (a pasted log), as each validator echoes it while refusing something
+    // else: only the place a validator names teaches, never text inside what it quotes
+    const said =
+      "diagnostics: Extra inputs are not permitted; unknown field `speed`; Unrecognized key(s) in object: 'fallbacks'"
+    const echoes = [
+      // pydantic's repr with a quote in it, so that its own `', input_type=` is inside the echo too
+      `1 validation error for MessagesRequest\nmessages.1.content\n  Input should be a valid list [type=list_type, input_value="it's', input_type=str] ${said}", input_type=str]`,
+      anthropic(
+        `messages.1.content: Input should be a valid list [type=list_type, input_value='x\\', input_type=str] ${said.replace(/'/g, "\\'")}', input_type=str]`,
+      ),
+      // FastAPI's list as Python writes it (vLLM's and SGLang's message)
+      JSON.stringify({
+        object: 'error',
+        message: `[{'type': 'list_type', 'loc': ('body', 'messages', 1, 'content'), 'msg': 'Input should be a valid list', 'input': "${said}"}]`,
+      }),
+      // serde's Debug string of the value refused
+      anthropic(
+        `messages[1].content: invalid type: string "${said.replace(/"/g, '\\"')}", expected a sequence at line 1 column 90`,
+      ),
+      // AWS's validation of Bedrock's envelope
+      anthropic(
+        `1 validation error detected: Value '${said}' at 'messages.1.member.content' failed to satisfy constraint: Member must have length less than or equal to 100000`,
+      ),
+      // zod's enum, its value received
+      anthropic(`messages.1.role: Invalid enum value. Expected 'user' | 'assistant', received '${said}'`),
+    ]
+    for (const text of echoes) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('relay', 'm', text, passed(), 400), text).toBeUndefined()
+      expect(a.list(), text).toEqual([])
+    }
+    // a place inside the conversation named by zod's path: not the top-level field of that name
+    expect(
+      new UpstreamAdaptations().learn(
+        'relay',
+        'm',
+        anthropic("messages.1.content.0: Unrecognized key(s) in object: 'speed'"),
+        passed(),
+        400,
+      ),
+    ).toBeUndefined()
+    // ...while a tool's path names a tool's member
+    expect(
+      new UpstreamAdaptations().learn(
+        'relay',
+        'm',
+        anthropic("tools.0: Unrecognized key(s) in object: 'eager_input_streaming'"),
+        passed(only('eager_input_streaming')),
+        400,
+      ),
+    ).toBe("refused its tools' eager_input_streaming: sent again without it")
+    // ...and a prefix that is no field of the request is no place
+    expect(
+      new UpstreamAdaptations().learn(
+        'litellm',
+        'm',
+        anthropic('litellm.BadRequestError: Unknown parameter: speed'),
+        passed(only('speed')),
+        400,
+      ),
+    ).toBe('refused speed: sent again without it')
+    // a Responses body passed through the same: serde's and zod's echoes teach Codex's body nothing
+    const codex = sentOfPassedResponses({model: 'gpt-5.5', input: 'hi', stream: true, speed: 'fast'})
+    for (const text of [
+      echoes[3],
+      echoes[5],
+      anthropic("input.0.content: Unrecognized key(s) in object: 'speed'"),
+    ])
+      expect(new UpstreamAdaptations().learn('relay', 'm', text, codex, 400), text).toBeUndefined()
+  })
+
+  it("one of Claude Code's newer fields refused in a closed schema's words: the others it carries go in the same retry", () => {
+    const all = "its tools' eager_input_streaming"
+    const words = DIAGNOSTICS_REFUSED
+    for (const text of words) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('bedrock', 'claude', text, passed(), 400), text).toBe(
+        `refused diagnostics: sent again without it, and without fallbacks, fallback_credit_token, speed, ${all} (Claude Code's other newer fields)`,
+      )
+      // context editing kept: Bedrock and Vertex AI take it with its beta
+      expect(a.get('bedrock', 'claude'), text).toEqual({
+        drop: ['diagnostics', 'fallbacks', 'fallback_credit_token', 'speed'],
+        toolMembers: ['eager_input_streaming'],
+      })
+    }
+    // a tool's member first; only those the body carries
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learn(
+        'copilot',
+        'claude',
+        anthropic('tools.0.custom.eager_input_streaming: Extra inputs are not permitted'),
+        passed(only('eager_input_streaming', 'speed', 'context_management')),
+      ),
+    ).toBe(
+      "refused its tools' eager_input_streaming: sent again without it, and without speed (Claude Code's other newer field)",
+    )
+    expect(b.get('copilot', 'claude')).toEqual({drop: ['speed'], toolMembers: ['eager_input_streaming']})
+    // context editing refused: a host that does not know it knows none of the newer ones
+    const c = new UpstreamAdaptations()
+    expect(
+      c.learn('litellm', 'claude', anthropic('context_management: Extra inputs are not permitted'), passed()),
+    ).toBe(
+      `refused context_management: sent again without it, and without diagnostics, fallbacks, fallback_credit_token, speed, ${all} (Claude Code's other newer fields)`,
+    )
+    // not a closed schema's words ("Unsupported parameter": a host that knows the field, a model
+    // without it), nor a server tool's refusal (Anthropic's own API refuses it there): that one only
+    for (const [text, note] of [
+      ['Unsupported parameter: speed', 'refused speed: sent again without it'],
+      [
+        'tools.1.web_search_20250305.eager_input_streaming: Extra inputs are not permitted',
+        "refused its tools' eager_input_streaming: sent again without it",
+      ],
+    ])
+      expect(new UpstreamAdaptations().learn('p', 'm', anthropic(text), passed()), text).toBe(note)
+    // a field the answer needs beside: nothing learned, none of them
+    expect(
+      new UpstreamAdaptations().learn(
+        'p',
+        'm',
+        anthropic('diagnostics: Extra inputs are not permitted\nsystem: Extra inputs are not permitted'),
+        passed(),
+      ),
+    ).toBeUndefined()
   })
 
   it("learns no tool member from a place inside a tool's schema", () => {

@@ -162,11 +162,20 @@ afterAll(async () => {
 async function ask(
   words: string,
   stream: boolean,
-  options: {targets?: ProxyTarget[]; fallbacks?: boolean; signal?: AbortSignal; tools?: Body[]} = {},
+  options: {
+    targets?: ProxyTarget[]
+    fallbacks?: boolean
+    signal?: AbortSignal
+    tools?: Body[]
+    /** The upstream's breaker half-open: this request takes its one trial. */
+    halfOpen?: boolean
+  } = {},
 ): Promise<{status: number; text: string}> {
   calls = []
   results.length = 0
   breakers = new BreakerRegistry()
+  // (one failure opens it; with no cooldown it is half-open at once, its trial this request's)
+  if (options.halfOpen) breakers.get('up', {failureThreshold: 1, cooldownMs: 0}).recordFailure('down')
   route = {
     family: 'responses',
     targets: options.targets ?? [
@@ -347,7 +356,10 @@ describe('a paused turn continued, where it goes wrong', () => {
     "the client leaving during %s's continuation aborts it and releases the breaker; its row keeps the paused call's usage",
     async (_, stream, status) => {
       const controller = new AbortController()
-      const asked = ask('search hold', stream, {signal: controller.signal}).catch((e: unknown) => e)
+      // (the breaker half-open: the request holds its one trial, which the leaving must give back)
+      const asked = ask('search hold', stream, {signal: controller.signal, halfOpen: true}).catch(
+        (e: unknown) => e,
+      )
       for (let i = 0; i < 200 && calls.length < 2; i++) await new Promise((r) => setTimeout(r, 10))
       expect(calls).toHaveLength(2)
       controller.abort()
@@ -357,7 +369,10 @@ describe('a paused turn continued, where it goes wrong', () => {
       expect(result).toMatchObject({status, clientAborted: true})
       expect(result.broken).toBeUndefined()
       expect(result.usage).toMatchObject({inputTokens: 10, outputTokens: 5})
-      expect(breakers.snapshotOf('up').consecutiveFailures).toBe(0)
+      // the trial given back, no failure counted: the next request is let through (a trial kept
+      // would leave the provider circuit-broken until the gateway restarts)
+      expect(breakers.snapshotOf('up')).toMatchObject({state: 'half-open', consecutiveFailures: 1})
+      expect(breakers.get('up').canTry()).toBe(true)
     },
   )
 

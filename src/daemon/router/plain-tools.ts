@@ -1,6 +1,7 @@
 import {adjacentOutputs} from '../../protocols/adjacent-outputs.js'
 import {withInputMapped} from '../../protocols/responses-input.js'
 import type {PreservedThinking} from '../../protocols/ir.js'
+import {edited, topMembers} from '../../protocols/json-spans.js'
 
 /**
  * Codex on a Responses server that is not OpenAI's. Codex 0.17x sends OpenAI's newest tool shapes
@@ -207,6 +208,58 @@ export function isDashScopeApi(baseUrl: string): boolean {
 /** Z.AI's API (`api.z.ai`, its Coding Plan's route too) and Zhipu's BigModel (`open.bigmodel.cn`): GLM. */
 export function isZaiApi(baseUrl: string): boolean {
   return /^https:\/\/(?:api\.z\.ai|open\.bigmodel\.cn)(?:[:/?#]|$)/i.test(baseUrl)
+}
+
+const zai = new WeakMap<object, boolean>()
+
+/**
+ * {@link isZaiApi} of a provider's base URL, found once per provider (the routing engine keeps its
+ * providers' objects from one request to the next): a map lookup for every later request.
+ */
+export function zaiProvider(provider: {baseUrl: string}): boolean {
+  let known = zai.get(provider)
+  if (known === undefined) zai.set(provider, (known = isZaiApi(provider.baseUrl)))
+  return known
+}
+
+/**
+ * Whether GLM `model` (GLM-4.6, 4.7, 5.x and later, any case, any `vendor/` prefix) streams a tool
+ * call's arguments on Z.AI or BigModel only when asked, `"tool_stream": true` beside `"stream":
+ * true` (docs.z.ai "Stream Tool Call": glm-4.6, glm-4.7, glm-5): without it the model writes the
+ * whole of a call's arguments in silence and sends them in one chunk at the end, and a long one (a
+ * file Claude Code writes, Codex's patch) outlasts api.z.ai's 30 s idle cut, the connection reset
+ * mid-call and the agent's retry doing the same long generation again (hermes-agent PR #12758,
+ * opencrabs #1347, weave-os/router PR #1099). GLM-4.5 and earlier, and the vision models
+ * (`glm-4.6v`, `glm-5v-turbo`), are not named for it.
+ */
+export function asksToolStream(model: string): boolean {
+  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
+  return /^glm-(?:4\.(?:[6-9]|\d{2,})|(?:[5-9]|\d{2,})(?:\.\d+)?)(?:-|$)/.test(name)
+}
+
+const TOOLS = Buffer.from('"tools"')
+const TOOL_STREAM_NAME = Buffer.from('"tool_stream"')
+const TOOL_STREAM = Buffer.from(',"tool_stream":true')
+
+/**
+ * A streamed chat body passed through (a chat client's: OpenCode, Qwen Code, Kilo on GLM) to a
+ * model that streams its calls' arguments only when asked ({@link asksToolStream}), with
+ * `"tool_stream":true` added as its last member, every other byte as it came (the server's prompt
+ * cache matches the bytes of the turn before): only where it offers one tool or more (a top-level
+ * `tools` array that is not empty) and names no `tool_stream` of its own anywhere (the client's
+ * choice, `false` included, stands). Undefined when nothing is added. A byte search for each name
+ * first; the body's top-level members scanned only for a body that holds `"tools"`.
+ */
+export function withToolStream(body: Buffer): Buffer | undefined {
+  if (body.indexOf(TOOLS) === -1 || body.indexOf(TOOL_STREAM_NAME) !== -1) return undefined
+  const members = topMembers(body)
+  const tools = members?.find((m) => m.name === 'tools')
+  if (!members || !tools || body[tools.value] !== 0x5b) return undefined
+  let i = tools.value + 1
+  while (i < tools.end && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++
+  if (body[i] === 0x5d) return undefined
+  const end = members.at(-1)!.end
+  return edited(body, [{from: end, to: end, bytes: TOOL_STREAM}])
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Upstream connection pools (the join of a base URL and a path is in gateway/upstream-path.ts). */
 import {createRequire} from 'node:module'
+import type {LookupFunction} from 'node:net'
 import type {Pool} from 'undici'
 
 import type {TimeoutSettings} from '../../store/schema.js'
@@ -30,6 +31,12 @@ export class UpstreamPools {
    */
   readonly readingOn = new Set<() => void>()
 
+  /**
+   * @param lookup How upstream host names resolve (default: the system's). Tests: a vendor's name
+   * (Amazon Bedrock's) to this machine, where a scripted upstream stands for it.
+   */
+  constructor(private readonly lookup_?: LookupFunction) {}
+
   get(origin: string, timeouts: TimeoutSettings): Pool {
     let byOrigin = this.recent.get(timeouts)
     const hit = byOrigin?.get(origin)
@@ -51,7 +58,9 @@ export class UpstreamPools {
     let pool = this.pools.get(key)
     if (!pool) {
       pool = new (poolClass())(origin, {
-        connect: {timeout: timeouts.connectMs},
+        connect: this.lookup_
+          ? {timeout: timeouts.connectMs, lookup: this.lookup_}
+          : {timeout: timeouts.connectMs},
         headersTimeout: timeouts.firstByteMs,
         bodyTimeout: timeouts.idleMs,
         keepAliveTimeout: 30_000,

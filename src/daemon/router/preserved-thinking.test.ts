@@ -12,9 +12,9 @@
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {strictFieldsProblem} from '../../sim/upstream/quirks.js'
+import {strictFieldsRefusal} from '../../sim/upstream/quirks.js'
 import type {ProxyTarget} from './proxy.js'
-import {CHAT_ANSWER, chatTarget, judgedMessagesGateway} from './proxy-fixture.js'
+import {CHAT_ANSWER, judgedMessagesGateway, serveOrigins, translatedChatTarget} from './proxy-fixture.js'
 
 const DASHSCOPE = 'https://dashscope-intl.aliyuncs.com'
 const ZAI = 'https://api.z.ai'
@@ -34,28 +34,18 @@ const {gateway, upstream, received, start, clear, close, post} = judgedMessagesG
         status: 400,
         body: {error: {code: '1210', message: 'Invalid API parameter thinking.clear_thinking'}},
       }
-    const refused = body.model === STRICT || body.model === STRICT_GLM ? strictFieldsProblem(body) : undefined
-    return refused
-      ? {
-          status: 400,
-          body: {error: {message: refused, type: 'invalid_request_error', param: null, code: null}},
-        }
-      : undefined
+    return body.model === STRICT || body.model === STRICT_GLM ? strictFieldsRefusal(body) : undefined
   },
   {route: () => ({targets})},
   {stream: '', json: CHAT_ANSWER},
 )
 // (the vendors' origins served by the scripted upstream)
-const get = gateway.pools.get.bind(gateway.pools)
-gateway.pools.get = (origin, timeouts) => get(VENDORS.has(origin) ? upstream.origin : origin, timeouts)
+serveOrigins(gateway, VENDORS, () => upstream.origin)
 
 beforeAll(start)
 afterAll(close)
 
-const translated = (name: string, model: string, baseUrl: string): ProxyTarget => ({
-  ...chatTarget(name, model, baseUrl),
-  translate: true,
-})
+const translated = translatedChatTarget
 
 /** Claude Code's turn after a tool ran, its thinking of the turn before (a chat upstream's) going back. */
 const toolLoop = (thinking: Record<string, unknown>, withReasoning = true) => ({

@@ -145,6 +145,12 @@ export const chatTarget = (name: string, model: string, origin: string): ProxyTa
   model,
 })
 
+/** A chat provider's target at `baseUrl` for `model`, translated from the client's family. */
+export const translatedChatTarget = (name: string, model: string, baseUrl: string): ProxyTarget => ({
+  ...chatTarget(name, model, baseUrl),
+  translate: true,
+})
+
 /** A Messages provider's target at a scripted upstream (`origin`), for `model`. */
 export const messagesTarget = (name: string, model: string, origin: string): ProxyTarget => ({
   provider: {name, family: 'messages', baseUrl: origin, credential: {secret: 'upstream-key'}},
@@ -203,6 +209,25 @@ const MESSAGE = {
   usage: {input_tokens: 3, output_tokens: 1},
 }
 
+/** The headers Claude Code 2.1.332 posts to the gateway's `/v1/messages` with (its key `gw`), `extra` over them. */
+export const claudeCodeHeaders = (extra: Record<string, string> = {}): Record<string, string> => ({
+  'content-type': 'application/json',
+  'x-api-key': 'gw',
+  'anthropic-version': '2023-06-01',
+  'user-agent': 'claude-cli/2.1.332 (external, cli)',
+  ...extra,
+})
+
+/**
+ * Points the gateway's connection pools for the vendors' `origins` (`https://api.z.ai`) at `to()`
+ * (a scripted upstream or the simulator on 127.0.0.1): a target at a vendor's base URL, its host
+ * tests and all, is served here, and nothing leaves this machine.
+ */
+export function serveOrigins(gateway: ProxyGateway, origins: ReadonlySet<string>, to: () => string): void {
+  const get = gateway.pools.get.bind(gateway.pools)
+  gateway.pools.get = (origin, timeouts) => get(origins.has(origin) ? to() : origin, timeouts)
+}
+
 /** A Messages answer a scripted upstream answers with (its text: `done`). */
 export const MESSAGES_ANSWER = JSON.stringify(MESSAGE)
 
@@ -243,33 +268,6 @@ export const CHAT_ANSWER_BILLED = JSON.stringify({
   ...(JSON.parse(CHAT_ANSWER) as object),
   usage: {prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240},
 })
-
-/**
- * Serves `router` on 127.0.0.1 (a free port) as the daemon's server does: each request routed with
- * the family, policy and providers `route` gives it, as agent `agent-1` of policy `p`. Its origin,
- * and what closes it.
- */
-export async function serveRouter(
-  router: Router,
-  route: (req: IncomingMessage) => {family: Family; policy: PolicyConfig; providers: ProviderConfig[]},
-): Promise<Upstream> {
-  const server = createServer(async (req, res) => {
-    const body = await readBody(req)
-    await router.route(
-      {
-        ...route(req),
-        method: req.method!,
-        url: req.url!,
-        headers: req.headers,
-        body,
-        identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
-      },
-      res,
-    )
-  })
-  const origin = await listen(server)
-  return {origin, close: () => shut(server)}
-}
 
 /** What the gateway does with a request: the policy's part of `proxyRequest`'s options. */
 export interface GatewayRoute {
@@ -420,13 +418,7 @@ export function judgedMessagesGateway(
     post: (body, extra = {}) =>
       fetch(`${gateway.url}/v1/messages`, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-api-key': 'gw',
-          'anthropic-version': '2023-06-01',
-          'user-agent': 'claude-cli/2.1.332 (external, cli)',
-          ...extra,
-        },
+        headers: claudeCodeHeaders(extra),
         body: typeof body === 'string' ? body : JSON.stringify(body),
       }),
   }
@@ -451,6 +443,8 @@ export interface RouterWithLogs {
   url: string
   router: Router
   store: LogStore
+  /** The temp folder whose logs.db the rows go into (a `gwctl` run's HOME, to read them back). */
+  home: string
   /** Closes the server and its connections, the Router, the store, and removes the home. */
   close: () => Promise<void>
 }
@@ -491,6 +485,7 @@ export async function routerWithLogs(options: RouterWithLogsOptions): Promise<Ro
     url: await listen(server),
     router,
     store,
+    home,
     close: async () => {
       shut(server)
       await router.close()

@@ -55,6 +55,9 @@ import {
   isMoonshotApi,
   isOpenAiApi,
   preservedThinkingOf,
+  asksToolStream,
+  zaiProvider,
+  withToolStream,
   isXaiApi,
   isOpenAiResponsesHost,
   simStandsForOtherServer,
@@ -756,7 +759,7 @@ export async function proxyRequest(
           // translated ones
           if (family === 'chat' || family === 'messages' || family === 'gemini') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
-            body = await passedBytes(body, target, passedWith)
+            body = await passedBytes(body, target, passedWith, model)
           } else if (family === 'responses') {
             if (holdsNullType(body)) body = await typedToolSchemas(body)
             body = passedResponses(body, target, passedWith)
@@ -1064,6 +1067,18 @@ export async function proxyRequest(
       const preserved = preservedThinkingOf(upstreamModelName, target.provider.baseUrl)
       if (preserved && !adapt?.noPreservedThinking) ctx.preservedThinking = preserved
     }
+    // GLM-4.6 on at Z.AI or BigModel streams a tool call's arguments only when asked
+    // (plain-tools.ts `asksToolStream`): a streamed request with tools asks (the host looked at
+    // once per provider, the model's name only on such a host; a refusal of the field learned
+    // away as any other's, adaptations.ts)
+    if (
+      target.provider.family === 'chat' &&
+      client.request.stream &&
+      (client.request.tools.length > 0 || client.request.builtinTools?.length) &&
+      zaiProvider(target.provider) &&
+      asksToolStream(upstreamModelName)
+    )
+      ctx.toolStream = true
     // Azure OpenAI keeps the items the next turn names by id only with `store: true`: by its host
     // (looked at once per provider, only for a Responses upstream), or learned from its refusal
     if (target.provider.family === 'responses' && (adapt?.storeTrue || azureProvider(target.provider)))
@@ -1155,12 +1170,14 @@ export async function proxyRequest(
    * of its model (`learned`) applied; a Messages body from Claude Code to a server other than
    * Anthropic's API without Claude Code's attribution line, which changes every request and would
    * miss that server's prefix cache on every turn (./billing-line.ts), and with its mid-conversation
-   * system messages in the user turns beside them (./system-turns.ts).
+   * system messages in the user turns beside them (./system-turns.ts); a streamed chat body with
+   * tools to GLM-4.6 on at Z.AI asking to stream its calls' arguments (`model`: the upstream's).
    */
   async function passedBytes(
     body: Buffer,
     target: ProxyTarget,
     learned: UpstreamAdaptation | undefined,
+    model: string | null,
   ): Promise<Buffer> {
     if (
       family === 'messages' &&
@@ -1225,6 +1242,18 @@ export async function proxyRequest(
       // its top-level fields a strict host refused (Claude Code's `diagnostics`, `speed`,
       // `context_management`...): cut out of the bytes, every other as it came (./top-fields.ts)
       body = withoutTopFields(body, learned.drop) ?? body
+    // a chat client's streamed request to GLM-4.6 on at Z.AI or BigModel: asked to stream its
+    // calls' arguments where it offers tools (./plain-tools.ts `withToolStream`), unless a refusal
+    // taught it away (the host looked at once per provider, the model's name only on such a host,
+    // the bytes only then)
+    if (
+      family === 'chat' &&
+      prepared.stream &&
+      zaiProvider(target.provider) &&
+      !learned?.drop?.includes('tool_stream') &&
+      asksToolStream(model ?? prepared.requestedModel ?? '')
+    )
+      body = withToolStream(body) ?? body
     return body
   }
 
@@ -1551,7 +1580,7 @@ export async function proxyRequest(
         // the client's bytes again, with what is learned now (the same bytes as later turns)
         const learned = adaptations.get(provider.name, upstreamModelName)
         const at = adapted.length
-        const again = await passedBytes((stripped ?? prepared).bodyFor(model), target, learned)
+        const again = await passedBytes((stripped ?? prepared).bodyFor(model), target, learned, model)
         // (a rule learned that changes nothing of this body, nor of its betas: the refusal is the client's)
         const beta = headers['anthropic-beta']
         if (
@@ -1622,7 +1651,7 @@ export async function proxyRequest(
       if (change) {
         const learned = adaptations.get(provider.name, upstreamModelName)
         const at = adapted.length
-        const again = await passedBytes((stripped ?? prepared).bodyFor(model), target, learned)
+        const again = await passedBytes((stripped ?? prepared).bodyFor(model), target, learned, model)
         if (!again.equals(body)) {
           tried--
           adapted.splice(at, 0, `${provider.name} ${change}`)
@@ -1936,7 +1965,7 @@ export async function proxyRequest(
       // itself rather than end its turn, and Claude Code waits as long as asked (it retried after
       // 0.7 s on a 1.5 s wait, audit57); a Gemini client gets it as RetryInfo (error-shape.ts)
       if (status === 429) {
-        const seconds = retryAfterFromMs(upstream.headers)
+        const seconds = retryAfterFromMs(upstream.headers, family)
         if (seconds !== undefined) upstream.headers['retry-after'] = seconds
       }
       attempts.push({provider: provider.name, status, error: message})

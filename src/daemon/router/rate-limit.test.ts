@@ -3,15 +3,12 @@ import {describe, expect, it} from 'vitest'
 
 import {parseFault, quotaDetails} from '../../sim/faults.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
-import {
-  bodyWait,
-  isCodexClient,
-  noWaitHelps,
-  retryAfterFromBody,
-  retryAfterFromWords,
-  saidRetryAfter,
-  waitedNote,
-} from './rate-limit.js'
+import {bodyWait, isCodexClient, noWaitHelps, waitedNote, waitHeaders} from './rate-limit.js'
+
+/** The `retry-after` a 429 to a Messages client gets from its body and its words (none: undefined). */
+const after = (text: string, words = '') => waitHeaders(text, words, 'messages')['retry-after']
+/** The same said inside a 200 (a stream's first event, a JSON error alone): Codex's 2 s when none is stated. */
+const saidAfter = (text: string, words: string) => waitHeaders(text, words, 'messages', true)['retry-after']
 
 /** Google's 429 as the Gemini API answers it (free tier, per minute), cut to its details. */
 const google = (
@@ -78,7 +75,7 @@ describe('bodyWait', () => {
   it('says nothing of other bodies', () => {
     expect(bodyWait('{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}')).toBeUndefined()
     expect(bodyWait('<html>google.rpc.RetryInfo</html>')).toBeUndefined()
-    expect(retryAfterFromBody('{"error":{"message":"slow down"}}')).toBeUndefined()
+    expect(after('{"error":{"message":"slow down"}}')).toBeUndefined()
   })
 
   it('takes the longer wait of RetryInfo and the words, as Google cuts RetryInfo to whole seconds (python-genai #2114)', () => {
@@ -86,20 +83,33 @@ describe('bodyWait', () => {
     const perMinute = 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier'
     const real = JSON.stringify(google('58s', perMinute, words('58.934310785s')))
     expect(bodyWait(real)).toEqual({retryMs: 58_935})
-    expect(retryAfterFromBody(real)).toBe('59')
+    expect(after(real)).toBe('59')
     // (words that say less than RetryInfo: RetryInfo's)
-    expect(retryAfterFromBody(JSON.stringify(google('40s', perMinute, words('37.5s'))))).toBe('40')
+    expect(after(JSON.stringify(google('40s', perMinute, words('37.5s'))))).toBe('40')
     // a 429 said inside a 200: its body and its words, the longer, rounded up
-    expect(saidRetryAfter(JSON.stringify(google('58s')), words('58.934310785s'))).toBe('59')
-    expect(saidRetryAfter(JSON.stringify(google('58s')), 'Quota exceeded.')).toBe('58')
-    expect(saidRetryAfter('', words('37.5s'))).toBe('38')
+    expect(saidAfter(JSON.stringify(google('58s')), words('58.934310785s'))).toBe('59')
+    expect(saidAfter(JSON.stringify(google('58s')), 'Quota exceeded.')).toBe('58')
+    expect(saidAfter('', words('37.5s'))).toBe('38')
+  })
+
+  it('a RetryInfo past a minute that is no daily quota: x-should-retry: false, no retry-after; to a Gemini client its RetryInfo as it is', () => {
+    const hour = JSON.stringify(google('3600s'))
+    expect(waitHeaders(hour, '', 'messages')).toEqual({'x-should-retry': 'false'})
+    expect(waitHeaders(hour, 'Quota exceeded.', 'chat', true)).toEqual({'x-should-retry': 'false'})
+    // (Gemini CLI reads RetryInfo, and ends the turn on one past 5 minutes itself)
+    expect(waitHeaders(hour, '', 'gemini')).toEqual({'retry-after': '3600'})
+    expect(waitHeaders(JSON.stringify(google('60s')), '', 'responses')).toEqual({'retry-after': '60'})
+    // (the words' longer wait decides: RetryInfo's "58s" beside "Please retry in 61.2s.")
+    expect(waitHeaders(JSON.stringify(google('58s')), 'Please retry in 61.2s.', 'messages')).toEqual({
+      'x-should-retry': 'false',
+    })
   })
 
   it('gives retry-after in whole seconds, rounded up', () => {
-    expect(retryAfterFromBody(JSON.stringify(google('37.2s')))).toBe('38')
+    expect(after(JSON.stringify(google('37.2s')))).toBe('38')
     // a spent daily quota: none, whatever its retryDelay
     expect(
-      retryAfterFromBody(JSON.stringify(google('20s', 'GenerateRequestsPerDayPerProjectPerModel-FreeTier'))),
+      after(JSON.stringify(google('20s', 'GenerateRequestsPerDayPerProjectPerModel-FreeTier'))),
     ).toBeUndefined()
   })
 })
@@ -129,24 +139,24 @@ describe('waitedNote', () => {
 const GROQ_TPD =
   'Rate limit reached for model `llama-3.3-70b-versatile` in organization `org_x` service tier `on_demand` on tokens per day (TPD): Limit 100000, Used 99763, Requested 1204. Please try again in 13m55.2s. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing'
 
-describe('retryAfterFromWords', () => {
+describe("the wait a 429's words state (waitHeaders)", () => {
   it("reads OpenAI's and Google's stated waits as whole seconds, rounded up", () => {
-    expect(retryAfterFromWords('Rate limit reached for requests. Please try again in 1s.')).toBe('1')
-    expect(retryAfterFromWords('Limit 30000, Used 29950. Please try again in 1.054s. Visit …')).toBe('2')
-    expect(retryAfterFromWords('Please try again in 20ms.')).toBe('1')
-    expect(retryAfterFromWords('Quota exceeded for metric … Please retry in 37.5s.')).toBe('38')
-    expect(retryAfterFromWords('Rate limit exceeded')).toBeUndefined()
+    expect(after('', 'Rate limit reached for requests. Please try again in 1s.')).toBe('1')
+    expect(after('', 'Limit 30000, Used 29950. Please try again in 1.054s. Visit …')).toBe('2')
+    expect(after('', 'Please try again in 20ms.')).toBe('1')
+    expect(after('', 'Quota exceeded for metric … Please retry in 37.5s.')).toBe('38')
+    expect(after('', 'Rate limit exceeded')).toBeUndefined()
   })
   it('reads a minute alone and spelled units; a wait past a minute is none (Codex waits any, 5 times)', () => {
-    expect(retryAfterFromWords('Please try again in 1m.')).toBe('60')
-    expect(retryAfterFromWords('Please try again in 6 seconds.')).toBe('6')
-    expect(retryAfterFromWords('Please retry in 0 minutes 30 seconds')).toBe('30')
+    expect(after('', 'Please try again in 1m.')).toBe('60')
+    expect(after('', 'Please try again in 6 seconds.')).toBe('6')
+    expect(after('', 'Please retry in 0 minutes 30 seconds')).toBe('30')
     // (small60 sent these: 836 s held Codex 70 minutes)
-    expect(retryAfterFromWords('Please try again in 1m0.5s.')).toBeUndefined()
-    expect(retryAfterFromWords('Please try again in 7m12s.')).toBeUndefined()
-    expect(retryAfterFromWords(GROQ_TPD)).toBeUndefined()
-    expect(retryAfterFromWords('Please try again in 1000000000000000000000000s.')).toBeUndefined()
-    expect(retryAfterFromWords('Please try again in moments')).toBeUndefined()
+    expect(after('', 'Please try again in 1m0.5s.')).toBeUndefined()
+    expect(after('', 'Please try again in 7m12s.')).toBeUndefined()
+    expect(after('', GROQ_TPD)).toBeUndefined()
+    expect(after('', 'Please try again in 1000000000000000000000000s.')).toBeUndefined()
+    expect(after('', 'Please try again in moments')).toBeUndefined()
   })
 })
 
@@ -164,8 +174,8 @@ describe('a daily limit in words (OpenAI, Groq: "per day (TPD)", "(RPD)")', () =
   })
 
   it('a 429 said inside a 200 whose words state a wait past a minute gets no retry-after, not the 2 s', () => {
-    expect(saidRetryAfter('', 'Please try again in 7m12s.')).toBeUndefined()
-    expect(saidRetryAfter('', 'Please try again in 59.2s.')).toBe('60')
-    expect(saidRetryAfter('', 'Too many requests')).toBe('2')
+    expect(saidAfter('', 'Please try again in 7m12s.')).toBeUndefined()
+    expect(saidAfter('', 'Please try again in 59.2s.')).toBe('60')
+    expect(saidAfter('', 'Too many requests')).toBe('2')
   })
 })

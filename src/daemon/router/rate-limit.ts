@@ -20,6 +20,7 @@
 import type {IncomingHttpHeaders} from 'node:http'
 
 import {parseRetryAfter} from '../../core/retry-after.js'
+import type {Family} from '../../store/schema.js'
 import type {ProxyTarget} from './proxy-types.js'
 
 /** How Codex's requests are waited for: at most this many more tries, this long waited in all. */
@@ -131,19 +132,6 @@ function durationMs(value: unknown): number | undefined {
 }
 
 /**
- * The `retry-after` (whole seconds, rounded up) a translated 429 gets from Google's `RetryInfo`
- * (or its words' longer wait: {@link BodyWait}) when the upstream sent no header of its own;
- * undefined otherwise, and for a daily quota.
- */
-export function retryAfterFromBody(text: string): string | undefined {
-  const wait = bodyWait(text)
-  // (a spent daily quota: no wait of seconds helps, and Codex would retry it 5 times, each a
-  // failure of the provider's breaker)
-  if (wait?.long || wait?.retryMs === undefined) return undefined
-  return String(Math.ceil(wait.retryMs / 1000))
-}
-
-/**
  * Whether a 429 is one no wait cures (a daily quota, a daily limit's words, OpenAI's
  * `insufficient_quota`: {@link bodyWait}); `text` its body, or its words alone.
  * The client is told so, since Claude Code and the OpenAI SDKs retry any 429 otherwise (Claude
@@ -169,11 +157,13 @@ const STATED_WAIT = new RegExp(`(?:try again|retry) in ((?:${WAIT_PART.source} ?
 /** The longest wait read from a 429's words: a day (a larger number would print as `1e+23`). */
 const MOST_STATED_WAIT_S = 86_400
 /**
- * The longest wait a 429's words give as `retry-after`: a minute. The Anthropic and OpenAI SDKs
- * (Claude Code's, the Agents SDK's) honour a `retry-after` only below 60 s, their own backoff
- * otherwise; Codex waits whatever it says, 5 times (docs/RELIABILITY.md), so Groq's per-day
- * "Please try again in 13m55.2s." as `retry-after: 836` held it 70 minutes. A longer wait gets no
- * header, as before words were read: Codex ends the turn and says the 429.
+ * The longest wait a 429's words or its RetryInfo give as `retry-after`: a minute. The Anthropic
+ * SDK (Claude Code's) honours a `retry-after` only below 60 s, its own backoff otherwise; the
+ * OpenAI SDK (openai-node 6.49 `retryRequest`: "just do what it says") and Codex wait whatever it
+ * says (Codex 5 times, docs/RELIABILITY.md), so Groq's per-day "Please try again in 13m55.2s." as
+ * `retry-after: 836` held Codex 70 minutes. A longer wait
+ * gets `x-should-retry: false` instead ({@link waitHeaders}): Codex ends the turn and says the 429,
+ * the SDKs end the request rather than retry into it.
  */
 const MOST_SAID_WAIT_MS = 60_000
 
@@ -196,15 +186,6 @@ function statedWaitMs(text: string): number | undefined {
 }
 
 /**
- * The wait a 429's words state ({@link statedWaitMs}), as `retry-after` in whole seconds (rounded
- * up, at least 1). Undefined when they state none, or one past a minute ({@link MOST_SAID_WAIT_MS}).
- */
-export function retryAfterFromWords(text: string): string | undefined {
-  const ms = statedWaitMs(text)
-  return ms === undefined || ms > MOST_SAID_WAIT_MS ? undefined : String(Math.max(1, Math.ceil(ms / 1000)))
-}
-
-/**
  * The wait a 429 states in its body, in milliseconds, for the gateway's own wait (Codex's:
  * ./proxy.ts `waitFor429`): Google's `RetryInfo` (or its words' longer wait: {@link bodyWait}),
  * else the wait its words alone state (a server that sends no header and no RetryInfo, only
@@ -218,41 +199,57 @@ export function bodyWaitMs(text: string): BodyWait | undefined {
 }
 
 /**
- * The `retry-after` of a 429 that no wait is known not to help (the caller asks `noWaitHelps`
- * first: a daily quota's words state a wait too) and whose upstream sent no `retry-after`: the
- * longer of Google's `RetryInfo` in the error (`text`, its JSON; empty when none) and the wait its
- * `words` state, as Google gives both and cuts RetryInfo to whole seconds ({@link BodyWait}), or
- * the one of them stated; undefined when neither states one. Answered as its status (./translated.ts),
- * a 429 gets this; said inside a 200, {@link saidRetryAfter}.
+ * The headers that tell a client's SDK how long a 429 asks to be left alone, for one whose upstream
+ * sent no `retry-after` of its own: `x-should-retry: false` for a daily quota ({@link bodyWait},
+ * {@link DAILY_WORDS}; the caller tells OpenAI's `insufficient_quota` by `noWaitHelps` itself).
+ * `text`: its body (Google's `RetryInfo` in the error; empty when none), `words`: its message; the
+ * wait is the longer of the two, as Google gives both and cuts RetryInfo to whole seconds
+ * ({@link BodyWait}).
+ *
+ * - A wait of a minute or less: `retry-after`, in whole seconds (rounded up, at least 1), which
+ *   Codex, Claude Code and the Anthropic and OpenAI SDKs wait out before they retry.
+ * - A longer one ({@link MOST_SAID_WAIT_MS}): `x-should-retry: false` and no `retry-after`. The
+ *   Anthropic SDK honours a `retry-after` only below 60 s and retries on its own short backoff
+ *   otherwise, each retry refused again (Claude Code 10 of them); the OpenAI SDK (openai-node
+ *   `retryRequest`) and Codex wait any `retry-after` (Codex 5 times: a `retryDelay` of 3600 s
+ *   held it 5 hours). Told not to retry, the SDK ends the request with the upstream's words,
+ *   which say the wait. To a Gemini client (`family` gemini) the wait as it is, long too: it becomes Google's
+ *   `RetryInfo` in the body (./error-shape.ts), which Gemini CLI reads (not the header) and ends
+ *   the turn on past 5 minutes itself (`classifyGoogleError`, TerminalQuotaError).
+ * - None stated: `retry-after` the first of Codex's waits ({@link RETRY_429}) when `fallback` (a
+ *   429 said inside a 200, which Codex would not retry without it), else nothing.
  */
-export function statedRetryAfter(text: string, words: string): string | undefined {
-  const info = retryAfterFromBody(text)
-  const said = retryAfterFromWords(words)
-  if (info !== undefined && said !== undefined) return String(Math.max(Number(info), Number(said)))
-  return info ?? said
-}
-
-/**
- * The `retry-after` of a 429 said inside a 200 (a stream's first event, a JSON answer of an error
- * alone) that no wait is known not to help: the wait it states ({@link statedRetryAfter}), else
- * the first of Codex's waits ({@link RETRY_429}): Codex retries no 429 without it. None when its
- * words state a wait past a minute ({@link MOST_SAID_WAIT_MS}), as for a 429's status.
- */
-export function saidRetryAfter(text: string, words: string): string | undefined {
-  const stated = statedRetryAfter(text, words)
-  if (stated !== undefined || statedWaitMs(words) !== undefined) return stated
-  return String(RETRY_429.fixedMs[0]! / 1000)
+export function waitHeaders(
+  text: string,
+  words: string,
+  family: Family,
+  fallback = false,
+): {'retry-after'?: string; 'x-should-retry'?: string} {
+  const read = text === '' ? undefined : bodyWait(text)
+  // (a daily quota, in its details or its words: no wait helps, whatever it states)
+  if (read?.long || DAILY_WORDS.test(words)) return {'x-should-retry': 'false'}
+  const info = read?.retryMs
+  const said = statedWaitMs(words)
+  const ms = info === undefined ? said : said === undefined ? info : Math.max(info, Math.ceil(said))
+  if (ms === undefined) return fallback ? {'retry-after': String(RETRY_429.fixedMs[0]! / 1000)} : {}
+  if (ms > MOST_SAID_WAIT_MS && family !== 'gemini') return {'x-should-retry': 'false'}
+  return {'retry-after': String(Math.max(1, Math.ceil(ms / 1000)))}
 }
 
 /**
  * A wait given in `retry-after-ms` only, as `retry-after` in whole seconds (rounded up): the
  * header Claude Code's own retry loop and Codex read (neither reads `-ms`). Undefined when
- * `retry-after` is there already or `retry-after-ms` is no number.
+ * `retry-after` is there already or `retry-after-ms` is no number, and for a wait past a minute
+ * ({@link MOST_SAID_WAIT_MS}) but to a Gemini client (`family`): the SDKs read `retry-after-ms`
+ * themselves (the Anthropic SDK then backs off on its own, the OpenAI SDK waits it), and Codex
+ * would wait any `retry-after` 5 times; a Gemini client gets it as Google's
+ * RetryInfo (./error-shape.ts), which Gemini CLI ends the turn on past 5 minutes.
  */
-export function retryAfterFromMs(headers: IncomingHttpHeaders): string | undefined {
+export function retryAfterFromMs(headers: IncomingHttpHeaders, family: Family): string | undefined {
   if (headers['retry-after'] !== undefined || typeof headers['retry-after-ms'] !== 'string') return undefined
   const wait = parseRetryAfter(headers)
-  return wait === undefined ? undefined : String(Math.ceil(wait / 1000))
+  if (wait === undefined || (wait > MOST_SAID_WAIT_MS && family !== 'gemini')) return undefined
+  return String(Math.ceil(wait / 1000))
 }
 
 /**

@@ -12,7 +12,7 @@ import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
-import {noWaitHelps} from './rate-limit.js'
+import {noWaitHelps, waitHeaders} from './rate-limit.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
 import {overflowFirstEvent} from './stream-overflow.js'
@@ -354,6 +354,18 @@ export async function relay(
     // `noWaitHelps`), read from the upstream's own words: a body in another family's shape is
     // rewrapped below, and the rewrap keeps the words but not the code
     const quotaSpent = noWaitHelps(status, text)
+    // A wait its body alone states (RetryInfo, "Please try again in 20s."), said as the header the
+    // Anthropic and OpenAI SDKs and Codex read, a wait past a minute as `x-should-retry: false`
+    // (./rate-limit.ts `waitHeaders`); the body as it came. Not to a Gemini client: Gemini CLI
+    // reads Google's RetryInfo and words from the body itself, never the header
+    const wait =
+      status === 429 &&
+      !quotaSpent &&
+      family !== 'gemini' &&
+      headers['retry-after'] === undefined &&
+      headers['retry-after-ms'] === undefined
+        ? waitHeaders(text, text, family)
+        : undefined
     const overflow = await overflowAnswer(family, status, text, target.provider.name, result.requestId)
     if (overflow?.window) result.contextWindow = overflow.window
     if (overflow?.answer) {
@@ -380,6 +392,7 @@ export async function relay(
       (quotaSpent || noWaitHelps(status, text))
     )
       headers['x-should-retry'] = 'false'
+    if (wait) for (const [name, value] of Object.entries(wait)) headers[name] ??= value
     // (nobody to read the answer, whose words alone said why (a request held after its client left,
     // proxy.ts ClientGone): the row keeps them, after the leaving)
     if (clientGone.aborted)
@@ -406,7 +419,9 @@ export async function relay(
     result.status = status
     res.writeHead(status, headers)
   }
-  if (sse) {
+  // (a stream held whose client left before its headers, read on for its usage below, has nobody
+  // to send them to)
+  if (sse && !clientGone.aborted) {
     head()
     setImmediate(() => {
       if (result.ttfbMs === null && !res.destroyed) res.flushHeaders()
@@ -472,7 +487,10 @@ export async function relay(
   // aborted at the client's leaving, as before.
   // (a JSON answer to a request streamed, an upstream that ignored `stream`, one-api-style relays,
   // Gemini's streamGenerateContent without alt=sse, is held here: only the ones not streamed were)
-  const readOn = tapped && !sse && (clientGone.held === true || clientGone.hold?.() === true)
+  // A stream read on is one held from its send (proxy.ts `billsStreamsCut`: Amazon Bedrock, which
+  // bills a stream whose reader left whole): its events go to the tap alone once the client left,
+  // bounded as a JSON answer's bytes are.
+  const readOn = tapped && (clientGone.held === true || (!sse && clientGone.hold?.() === true))
   /** Set once the relay read the body to its end or failure: a client leaving later starts nothing. */
   let relayed = false
   if (readOn)
@@ -518,11 +536,17 @@ export async function relay(
       pending = undefined
       if (res.destroyed) {
         if (readOn) {
-          // (the client gone: the rest is the tap's alone, up to what it keeps)
+          // (the client gone: the rest is the tap's alone, up to what it keeps; a stream's after
+          // the events it was given already, and those kept back for the overflow check)
+          if (sse) {
+            feedTap()
+            if (held !== undefined) chunks.unshift(held)
+            held = undefined
+          }
           for (const chunk of chunks) {
             unsent += chunk.length
             taken += chunk.length
-            ;(tap ??= createUsageTap(family, false)).feed(chunk)
+            ;(tap ??= createUsageTap(family, sse)).feed(chunk)
           }
           // (past its limit in all, the tap reads no usage: taps/tap.ts)
           if (taken <= MAX_TAPPED_JSON_BYTES) return

@@ -5,14 +5,10 @@
  * lost every queued row (review72 #2). Through the Router into logs.db, with an upstream that sends
  * its headers and its body 3 s later.
  */
-import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {tempHome} from '../../../test/helpers/cli.js'
-import {LogStore} from '../../store/log-store.js'
 import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
-import {Router} from './index.js'
-import {CHAT_ANSWER_BILLED, leaveChat, serveRouter, startUpstream} from './proxy-fixture.js'
+import {CHAT_ANSWER_BILLED, leaveChat, routerWithLogs, startUpstream} from './proxy-fixture.js'
 
 const ANSWER = CHAT_ANSWER_BILLED
 
@@ -26,11 +22,6 @@ describe('Router close with a JSON answer read on after its client left', () => 
   it.each(['after', 'before'])(
     'the client gone %s the headers: ends it at once and writes its row (a 499) before it returns',
     async (when) => {
-      const home = tempHome()
-      closers.push(() => home.cleanup())
-      const store = await LogStore.open(join(home.home, 'logs.db'))
-      closers.push(() => store.close())
-      const router = new Router({logStore: store})
       let headersSent: () => void = () => undefined
       const upstream = await startUpstream((_req, res) => {
         if (when === 'after') {
@@ -42,8 +33,9 @@ describe('Router close with a JSON answer read on after its client left', () => 
         res.on('close', () => clearTimeout(timer))
       })
       closers.push(() => upstream.close())
+      // (as a vendor's API, the simulator's origin: a request held; one on loopback is not)
       const providers: ProviderConfig[] = [
-        {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
+        {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}, origin: 'sim'},
       ]
       const policy: PolicyConfig = {
         id: 'p',
@@ -52,9 +44,9 @@ describe('Router close with a JSON answer read on after its client left', () => 
         breaker: {failureThreshold: 5, cooldownMs: 30_000},
         timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 5_000},
       }
-      const served = await serveRouter(router, () => ({family: 'chat', policy, providers}))
-      closers.push(served.close)
-      const url = served.origin
+      const gateway = await routerWithLogs({family: 'chat', providers, policy})
+      closers.push(gateway.close)
+      const {url, router, store} = gateway
 
       // the client leaves once the upstream has sent its headers (or got the request)
       const sent = new Promise<void>((resolve) => (headersSent = resolve))

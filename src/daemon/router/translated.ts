@@ -22,6 +22,7 @@ import {
   translateResponseText,
   upstreamErrorMessage,
 } from '../../protocols/translate.js'
+import {namedStatus} from '../../protocols/errors.js'
 import {
   contextOverflowError,
   inEntranceWords,
@@ -39,15 +40,9 @@ import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
 import {serverOf} from './targets.js'
-import {
-  noWaitHelps,
-  statedRetryAfter,
-  retryAfterFromMs,
-  saidRetryAfter,
-  settle429,
-  spentQuota,
-} from './rate-limit.js'
+import {noWaitHelps, retryAfterFromMs, waitHeaders, settle429, spentQuota} from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
+import {createUsageTap} from './taps/index.js'
 import {MAX_TAPPED_JSON_BYTES} from './taps/tap.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
@@ -100,6 +95,27 @@ export function readAll(
       if (!ended) reject(new Error('the answer closed before its end'))
     })
   })
+}
+
+/**
+ * The usage of a JSON answer to a request streamed, read whole by the usage tap of its upstream's
+ * `family` (null past what the tap keeps, or when the answer broke off). `gone`: as readAll's.
+ */
+async function unstreamedUsage(
+  body: Dispatcher.ResponseData['body'],
+  family: Family,
+  gone: {readonly aborted: boolean},
+): Promise<Usage | null> {
+  let bytes: Buffer
+  try {
+    bytes = await readAll(body, MAX_TAPPED_JSON_BYTES, gone)
+  } catch {
+    return null
+  }
+  const tap = createUsageTap(family, false)
+  tap.feed(bytes)
+  tap.end()
+  return tap.usage() ?? null
 }
 
 /**
@@ -378,9 +394,14 @@ function endAsItIs(ctx: RelayContext, translator: StreamTranslator, message: str
 
 /**
  * The error of an answer that is an error alone (`{"error": {...}}`, no choices, output, content or
- * candidates), with the status its code names (a 4xx or 5xx; else 502), or undefined.
+ * candidates), with the status its code names: a number (one-api's `429`, LiteLLM's `"429"`, a
+ * 4xx or 5xx), else a name it knows (`rate_limit_exceeded`, `insufficient_quota` 429,
+ * `context_length_exceeded` 400, `invalid_api_key` 401, `model_not_found` 404: ../../protocols/
+ * errors.ts `namedStatus`, in its code or its type, as OpenRouter, new-api and one-api answer them
+ * with HTTP 200), else 502; and its string code, kept for an OpenAI client (Codex reads
+ * `insufficient_quota`). Undefined for any other answer.
  */
-export function errorOnly(body: unknown): {message: string; status: number} | undefined {
+export function errorOnly(body: unknown): {message: string; status: number; code?: string} | undefined {
   if (body === null || typeof body !== 'object') return undefined
   const b = body as Record<string, unknown>
   if (b.error === undefined || b.error === null) return undefined
@@ -391,15 +412,16 @@ export function errorOnly(body: unknown): {message: string; status: number} | un
     b.candidates !== undefined
   )
     return undefined
-  const error = b.error as {message?: unknown; code?: unknown; status?: unknown} | string
+  const error = b.error as {message?: unknown; code?: unknown; status?: unknown; type?: unknown} | string
+  if (typeof error === 'string') return {message: error, status: 502}
   const message =
-    typeof error === 'string'
-      ? error
-      : typeof error.message === 'string'
-        ? error.message
-        : excerpt(JSON.stringify(error)) || 'an error'
-  const code = typeof error === 'object' ? Number(error.code) || Number(error.status) : NaN
-  return {message, status: code >= 400 && code <= 599 ? code : 502}
+    typeof error.message === 'string' ? error.message : excerpt(JSON.stringify(error)) || 'an error'
+  const number = Number(error.code) || Number(error.status)
+  if (number >= 400 && number <= 599) return {message, status: number}
+  const status = namedStatus(error.code) ?? namedStatus(error.type) ?? 502
+  return typeof error.code === 'string' && error.code !== ''
+    ? {message, status, code: error.code}
+    : {message, status}
 }
 
 /** Ends a translated stream with its last text (nothing when the client left). */
@@ -478,17 +500,16 @@ export async function relayTranslated(
       if (typeof value === 'string') passed[name] = value
     }
     // Google states its wait in the body only (RetryInfo, and its words), some servers in their
-    // words only ("Please try again in 7s."): said as the header the client's SDK reads
-    // (./rate-limit.ts), as a stream's first-event 429 gets it; none for a spent quota
+    // words only ("Please try again in 7s."): said as the header the client's SDK reads, a wait
+    // past a minute as `x-should-retry: false` (./rate-limit.ts `waitHeaders`), as a stream's
+    // first-event 429 gets it; none for a spent quota
     if (
       status === 429 &&
       !quotaSpent &&
       passed['retry-after'] === undefined &&
       passed['retry-after-ms'] === undefined
-    ) {
-      const seconds = statedRetryAfter(text, said)
-      if (seconds !== undefined) passed['retry-after'] = seconds
-    }
+    )
+      for (const [name, value] of Object.entries(waitHeaders(text, said, family))) passed[name] ??= value
     if (quotaSpent && passed['x-should-retry'] === undefined) passed['x-should-retry'] = 'false'
     // a prompt past the model's context window, in the words the agent acts on (Claude Code
     // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every
@@ -596,11 +617,13 @@ export async function relayTranslated(
       result.error = message
       // any 429 but a spent quota: the longer of Google's RetryInfo and the wait its words state,
       // else the first of Codex's waits, as a stream's first-event 429 gets it (`earlyError` below)
-      const wait = said.status === 429 && !quotaSpent ? saidRetryAfter(text, said.message) : undefined
+      const wait =
+        said.status === 429 && !quotaSpent ? waitHeaders(text, said.message, family, true) : undefined
       sendFamilyError(res, family, said.status, message, {
         requestId: result.requestId,
         ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
-        ...(wait !== undefined ? {headers: {'retry-after': wait}} : {}),
+        ...(wait !== undefined ? {headers: wait} : {}),
+        ...(said.code ? {code: said.code} : {}),
       })
       return
     }
@@ -706,7 +729,21 @@ export async function relayTranslated(
   }
 
   if (!/text\/event-stream/i.test(contentType)) {
-    await upstream.body.dump().catch(() => undefined)
+    // a JSON answer (an upstream that ignored `stream`, a relay that answers so): its upstream
+    // bills it, so it is read whole for its usage (up to what the usage tap keeps), held as the
+    // relay holds one (proxy.ts ClientGone): a client that leaves meanwhile no longer aborts it,
+    // and its row is a 499 with that usage (nothing went out)
+    if (paused === undefined) {
+      ctx.clientGone.hold?.()
+      result.usage = await unstreamedUsage(upstream.body, upFamily, ctx.clientGone)
+      if (ctx.clientGone.aborted) {
+        result.status = 499
+        result.clientAborted = true
+        result.error = 'client closed the connection'
+        target.breaker?.release()
+        return
+      }
+    } else await upstream.body.dump().catch(() => undefined)
     const message = `${provider.name}: upstream answered ${status} with ${contentType || 'no content type'}, not a stream`
     target.breaker?.recordFailure(message)
     result.error = message
@@ -744,6 +781,14 @@ export async function relayTranslated(
   // a Messages upstream's pause is held back from the client while the turn may be continued
   translator.holdPause = translator.continuable && (paused?.count ?? 0) < MAX_CONTINUATIONS
   const body = upstream.body
+  // A stream held from its send (proxy.ts `billsStreamsCut`: Amazon Bedrock bills a stream whose
+  // reader left whole) is translated on to its end once its client left, for the usage on the row,
+  // its output dropped; bounded as relay.ts bounds one (the idle timeout from the leaving, and
+  // what the usage tap keeps in all). It may wait for the gone client's 'drain': resumed then.
+  const readOn = ctx.clientGone.held === true
+  if (readOn) ctx.clientGone.onLeft?.(() => body.resume())
+  /** The upstream's bytes read on after the client left ({@link readOn}). */
+  let unsent = 0
   const resume = (): void => {
     body.resume()
   }
@@ -832,11 +877,15 @@ export async function relayTranslated(
       if (chunks === undefined) return
       pending = undefined
       if (translator.done) return
+      const chunk = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
       if (res.destroyed) {
-        resolve({error: new Error('client closed the connection')})
-        return
+        unsent += chunk.length
+        if (!readOn || unsent > MAX_TAPPED_JSON_BYTES) {
+          resolve({error: new Error('client closed the connection')})
+          return
+        }
       }
-      const data = translator.push(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+      const data = translator.push(chunk)
       if (translator.done) sendLast(data)
       else {
         send(data)
@@ -929,6 +978,11 @@ export async function relayTranslated(
       failedBeforeFirstByte: `${provider.name}: upstream answered ${status}, then its body failed before the first byte: ${describeError(broken.error, ctx.timeouts)}`,
       silent: isSilence(broken.error),
     }
+  }
+  // (the client left a stream read on to its end: the status it got, why it has not the rest)
+  if (!broken && ctx.clientGone.aborted) {
+    result.clientAborted = true
+    result.error = 'client closed the connection'
   }
   if (broken) {
     const message = `${provider.name}: ${paused ? 'the continuation of a paused turn' : 'stream'} broke after the first byte: ${describeError(broken.error, ctx.timeouts)}`
@@ -1032,7 +1086,8 @@ function earlyError(
   // retries no 429 without it (it ended the turn, "exceeded retry limit, last status: 429", where
   // this was a 502 it retried before the stream's 429 was read); Claude Code and the OpenAI SDKs
   // wait what it says; a Gemini client gets it as RetryInfo.
-  const wait = early.status === 429 && !quotaSpent ? saidRetryAfter(google, early.message) : undefined
+  const wait =
+    early.status === 429 && !quotaSpent ? waitHeaders(google, early.message, family, true) : undefined
   sendFamilyError(
     res,
     family,
@@ -1042,7 +1097,7 @@ function earlyError(
       requestId: result.requestId,
       ...(early.code ? {code: early.code} : {}),
       ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
-      ...(wait !== undefined ? {headers: {'retry-after': wait}} : {}),
+      ...(wait !== undefined ? {headers: wait} : {}),
     },
   )
   return undefined
@@ -1080,7 +1135,7 @@ async function continuationRefused(
     if (last429) {
       settle429(target, `${provider.name}: the continuation of a paused turn: upstream answered 429`, false)
       // (a wait in `retry-after-ms` only, as `retry-after` too: the proxy's rule for a first answer)
-      const seconds = retryAfterFromMs(upstream.headers)
+      const seconds = retryAfterFromMs(upstream.headers, ctx.family)
       if (seconds !== undefined) upstream.headers['retry-after'] = seconds
     }
     return 'answer'

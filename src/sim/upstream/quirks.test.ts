@@ -723,6 +723,34 @@ describe('chat quirks', () => {
     expect(plain.text).not.toContain('obfuscation')
   })
 
+  it("glm-tool-stream: a call's arguments held and sent whole unless asked tool_stream, then in pieces beside the reasoning", async () => {
+    const body = {model: 'glm-5.1+glm-tool-stream', stream: true, tools: chatTools}
+    const deltas = (events: Event[]) =>
+      events.flatMap((e) => (e.data === '[DONE]' ? [] : [e.data.choices?.[0]?.delta ?? {}])) as Json[]
+    const held = deltas((await chat(body)).events)
+    expect(held.some((d) => typeof d.reasoning_content === 'string')).toBe(true)
+    const heldCalls = held.filter((d) => d.tool_calls)
+    // one chunk, the call whole: its index, id, name and all of its arguments
+    expect(heldCalls).toHaveLength(1)
+    expect(heldCalls[0].tool_calls).toEqual([
+      {
+        index: 0,
+        id: expect.stringMatching(/^call_/),
+        type: 'function',
+        function: {name: 'get_weather', arguments: '{"city":"weather"}'},
+      },
+    ])
+    const streamed = deltas((await chat({...body, tool_stream: true})).events)
+    const calls = streamed.filter((d) => d.tool_calls)
+    // the head beside the last piece of reasoning, then the arguments in pieces
+    expect(calls[0]).toMatchObject({
+      reasoning_content: expect.any(String),
+      tool_calls: [{index: 0, function: {name: 'get_weather', arguments: ''}}],
+    })
+    expect(calls.length).toBeGreaterThan(2)
+    expect(calls.map((d) => d.tool_calls[0].function.arguments).join('')).toBe('{"city":"weather"}')
+  })
+
   it('no-terminal: the stream ends without [DONE]', async () => {
     const {events, text} = await chat({model: 'gpt-x+no-terminal', stream: true})
     expect(text).not.toContain('[DONE]')

@@ -121,6 +121,10 @@ export const SIM_QUIRKS = [
   'ollama-effort',
   'pydantic-effort',
   'no-effort-model',
+  // Z.AI's GLM-4.6 on: a tool call's arguments held and sent whole at the end of the stream,
+  // unless the request asks `tool_stream: true` (then streamed in pieces, the call's head beside
+  // the last reasoning)
+  'glm-tool-stream',
   // a model that always thinks: Z.AI's GLM-5.3 (1210: no off switch, efforts low, high, max only)
   'zai-always-thinks',
   // a thinking form refused by an Anthropic-compatible server: MiniMax-M3's refusal of `enabled`,
@@ -576,6 +580,20 @@ export const CHAT_FIELDS: readonly string[] = [
 export function strictFieldsProblem(body: Record<string, unknown>): string | undefined {
   const unknown = Object.keys(body).filter((k) => !CHAT_FIELDS.includes(k))
   return unknown.length > 0 ? `Unrecognized request argument supplied: ${unknown.join(', ')}` : undefined
+}
+
+/**
+ * {@link strictFieldsProblem}'s refusal as the simulator answers it (a 400 with OpenAI's error
+ * object), for a scripted upstream that stands for a strict relay; undefined when every field is
+ * one it knows.
+ */
+export function strictFieldsRefusal(
+  body: Record<string, unknown>,
+): {status: number; body: {error: Record<string, unknown>}} | undefined {
+  const message = strictFieldsProblem(body)
+  return message === undefined
+    ? undefined
+    : {status: 400, body: {error: {message, type: 'invalid_request_error', param: null, code: null}}}
 }
 
 /**
