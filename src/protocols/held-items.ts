@@ -1,17 +1,26 @@
 /**
  * A Responses body that goes to a Responses server as it came (not translated) may name, by
- * `item_reference`, items gwctl minted on its translated answers (carry.ts `BoundedItems`): the AI
- * SDK with `store` on sends every earlier answer so, and a route whose translated target answered
- * some turns and a Responses target passed through others has both kinds in one conversation. That
- * server never saw gwctl's ids (OpenAI: "Item with id … not found"): each reference gwctl holds
- * goes as the items themselves, written as the Responses encoder writes an assistant turn, and a
- * reference to the server's own items stays as it came. One gwctl minted and no longer holds (a
- * restart, an eviction) is refused as gwctl's (responses.ts `ItemReferenceError`), not sent on for
- * the server to refuse. Only those references' bytes change (json-spans.ts): the rest of the body
- * goes as it came, its large integers and escapes too. Loaded only for such a body.
+ * `item_reference` (or by an item of an `id` alone, which OpenAI's API takes as one), items gwctl
+ * minted on its translated answers (carry.ts `BoundedItems`): the AI SDK with `store` on sends
+ * every earlier answer so, and a route whose translated target answered some turns and a Responses
+ * target passed through others has both kinds in one conversation. That server never saw gwctl's
+ * ids (OpenAI: "Item with id … not found"): each reference gwctl holds goes as the items
+ * themselves, written as the Responses encoder writes an assistant turn, and a reference to the
+ * server's own items stays as it came. One gwctl minted and no longer holds (a restart, an
+ * eviction) is refused as gwctl's (responses.ts `ItemReferenceError`), not sent on for the server
+ * to refuse. Only those references' bytes change (json-spans.ts): the rest of the body goes as it
+ * came, its large integers and escapes too. Loaded only for such a body.
  */
 import type {FunctionTool, ItemStore, Part, Request} from './ir.js'
-import {arrayElements, edited, type Edit, memberCuts, type MemberSpan, topMembers} from './json-spans.js'
+import {
+  arrayElements,
+  edited,
+  type Edit,
+  memberCuts,
+  type MemberSpan,
+  objectMembers,
+  topMembers,
+} from './json-spans.js'
 import {ItemReferenceError} from './responses.js'
 import {mintedHere} from './responses-items.js'
 import {encodeRequest} from './responses-request.js'
@@ -19,19 +28,29 @@ import {encodeRequest} from './responses-request.js'
 type Json = Record<string, unknown>
 const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v)
 
-const REFERENCE = Buffer.from('"item_reference"')
+/** An `item_reference`'s type, as its bytes are written (an escape in it is not looked for). */
+const REFERENCE = '"item_reference"'
 
 /**
  * The Responses input items of an assistant turn of `parts`, a custom tool's call (`customs`: the
- * body's custom tools) as a `custom_tool_call` of its `input`. Reasoning is left out: only the
- * server that made a reasoning item reads it (OpenAI refuses xAI's ciphertext, a translated
- * target's has none it could read), and gwctl does not keep which server that was.
+ * body's custom tools) as a `custom_tool_call` of its `input`. Reasoning goes only to the server
+ * that made it (`server`, ir.ts `ReasoningPart.server`): OpenAI refuses xAI's ciphertext, and a
+ * translated target of another family made none a Responses server could read.
  */
-function assistantItems(parts: Part[], customs: readonly FunctionTool[]): unknown[] {
+function assistantItems(
+  parts: Part[],
+  customs: readonly FunctionTool[],
+  server: string | undefined,
+): unknown[] {
   const request: Request = {
     model: null,
     system: [],
-    messages: [{role: 'assistant', parts: parts.filter((p) => p.type !== 'reasoning')}],
+    messages: [
+      {
+        role: 'assistant',
+        parts: parts.filter((p) => p.type !== 'reasoning' || (server !== undefined && p.server === server)),
+      },
+    ],
     tools: [...customs],
     stream: false,
   }
@@ -62,8 +81,9 @@ const isLetter = (c: number | undefined): boolean => c !== undefined && c >= 0x6
 
 /**
  * Whether `body` holds a string of the shape of an id gwctl mints (responses-items.ts
- * `newItemId`, `"msg_gw` and 32 hex digits): every item gwctl holds has one, and a reference to
- * one it lost too, so a body without one needs nothing more. A search for `_gw`, each found looked at.
+ * `newItemId`, `"msg_gw` and 32 hex digits): every answer gwctl held items of has one (its
+ * message, its calls), and a reference to one it lost too, so a body without one needs nothing
+ * more. A search for `_gw`, each found looked at.
  */
 function namesMinted(body: Buffer): boolean {
   for (let at = body.indexOf(MARK); at !== -1; at = body.indexOf(MARK, at + 1)) {
@@ -78,12 +98,40 @@ function namesMinted(body: Buffer): boolean {
 }
 
 /**
- * `body` with each `item_reference` of its `input` whose item `items` holds replaced by that
- * item's input items (a repeat of one already put back taken out, as the decoder does); undefined
- * when it names none (nothing made). Throws {@link ItemReferenceError} for a reference to an item
- * gwctl minted and no longer holds.
+ * The id the input item whose `{` is at `at` names when it is a reference, as the decoder reads
+ * one (responses.ts): `"type": "item_reference"`, or no `type` and no `role` (an item of an `id`
+ * alone, which OpenAI's API takes as a reference; some clients write it so); else undefined.
  */
-export function withHeldItems(body: Buffer, items: ItemStore): Buffer | undefined {
+function referencedId(body: Buffer, at: number): string | undefined {
+  const members = objectMembers(body, at)?.members
+  const id = members?.find((m) => m.name === 'id')
+  if (!id) return undefined
+  const type = members!.find((m) => m.name === 'type')
+  if (
+    type
+      ? body.toString('latin1', type.value, type.end) !== REFERENCE
+      : members!.some((m) => m.name === 'role')
+  )
+    return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(body.toString('utf8', id.value, id.end))
+  } catch {
+    return undefined
+  }
+  return typeof value === 'string' ? value : undefined
+}
+
+/**
+ * `body` with each `item_reference` (or item of an `id` alone) of its `input` whose item `items`
+ * holds replaced by that item's input items (a repeat of one already put back taken out, as the
+ * decoder does), reasoning only for the server that made it (`server`, the target's; a reference
+ * to that server's own reasoning item stays as it came); undefined when it names none (nothing
+ * made). Each input item is looked at (its members, not parsed) only in a body that holds a
+ * string of gwctl's id shape. Throws {@link ItemReferenceError} for a reference to an item gwctl
+ * minted and no longer holds.
+ */
+export function withHeldItems(body: Buffer, items: ItemStore, server?: string): Buffer | undefined {
   if (!namesMinted(body)) return undefined
   const members = topMembers(body)
   const input = members?.find((m) => m.name === 'input')
@@ -94,21 +142,9 @@ export function withHeldItems(body: Buffer, items: ItemStore): Buffer | undefine
   const cut = new Set<MemberSpan>()
   const put = new Set<string>()
   let customs: FunctionTool[] | undefined
-  // each element the word lies in, found by a search from one to the next
-  let at = body.indexOf(REFERENCE, input!.value)
   for (const span of spans) {
-    if (at === -1 || at >= input!.end) break
-    if (at >= span.end) continue
-    at = body.indexOf(REFERENCE, span.end)
-    if (body[span.start] !== 0x7b) continue
-    let item: unknown
-    try {
-      item = JSON.parse(body.toString('utf8', span.start, span.end))
-    } catch {
-      continue
-    }
-    if (!isObj(item) || item.type !== 'item_reference' || typeof item.id !== 'string') continue
-    const id = item.id
+    const id = referencedId(body, span.start)
+    if (id === undefined) continue
     if (put.has(id)) {
       cut.add(span)
       continue
@@ -118,9 +154,18 @@ export function withHeldItems(body: Buffer, items: ItemStore): Buffer | undefine
       if (mintedHere(id)) throw new ItemReferenceError(id)
       continue
     }
+    // a server's reasoning item gwctl holds by that server's own id (a translated answer gives the
+    // client the item as it came): to that server, as it came (it keeps what it answered); to any
+    // other, put back as any held item, its reasoning left out
+    if (
+      !mintedHere(id) &&
+      server !== undefined &&
+      parts.every((p) => p.type === 'reasoning' && p.server === server)
+    )
+      continue
     put.add(id)
     if (parts.some((p) => p.type === 'tool_call')) customs ??= customTools(body, members)
-    const written = assistantItems(parts, customs ?? [])
+    const written = assistantItems(parts, customs ?? [], server)
     if (written.length === 0) cut.add(span)
     else
       edits.push({

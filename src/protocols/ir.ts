@@ -235,7 +235,10 @@ export function namedDocumentText(p: ImagePart): string | undefined {
  * the JSON text `{"id":…,"encrypted_content":…}` (family `responses`). `itemId`: the id of a
  * Responses client's reasoning item that had no encrypted content (the reasoning of a server that
  * is not OpenAI's, gpt-oss's on vLLM or LM Studio): such a server takes its text back
- * (responses-request.ts, `plainTools`), OpenAI does not.
+ * (responses-request.ts, `plainTools`), OpenAI does not. `server`: on an item gwctl holds for a
+ * Responses client ({@link ItemStore}), the Responses server whose `encrypted` it is
+ * ({@link CodecContext.server}), the only one it is put back for when a reference to it goes to a
+ * Responses server passed through (held-items.ts).
  */
 export interface ReasoningPart {
   type: 'reasoning'
@@ -244,6 +247,7 @@ export interface ReasoningPart {
   redacted?: Opaque
   encrypted?: Opaque
   itemId?: string
+  server?: string
 }
 
 export interface ToolCallPart {
@@ -801,6 +805,12 @@ export interface ClaudeLearned {
 export interface CodecContext {
   /** Kept opaque state for protocols with no field to carry it (chat clients). */
   carry?: CarryStore
+  /**
+   * A Responses upstream's answer to a Responses client: the server that made it (its provider's
+   * name and base URL, daemon/router/translated.ts `serverOf`), kept with the encrypted reasoning of
+   * the items held for the client's `item_reference`s ({@link ReasoningPart.server}).
+   */
+  server?: string
   /**
    * Messages upstreams: the thinking form the model was found to take (a refusal of the other,
    * daemon/router/adaptations.ts), over what its name says (`claudeThinking`).

@@ -206,3 +206,49 @@ describe('item_reference to a custom tool call', () => {
     expect(toClaude(turn2(carry, {type: 'item_reference', id: call.id}))).toEqual({input: PATCH})
   })
 })
+
+describe('held reasoning marked with the Responses server that made it (ctx.server)', () => {
+  const ITEM = {
+    type: 'reasoning',
+    summary: [{type: 'summary_text', text: 'thought'}],
+    encrypted_content: 'CIPHER',
+  }
+  const MESSAGE = {
+    type: 'message',
+    id: 'msg_1',
+    role: 'assistant',
+    content: [{type: 'output_text', text: 'Hi.', annotations: []}],
+  }
+  const ANSWER = {id: 'resp_1', object: 'response', status: 'completed', model: 'm', output: [ITEM, MESSAGE]}
+  const events = [
+    {type: 'response.created', response: {...ANSWER, status: 'in_progress', output: []}},
+    {type: 'response.output_item.added', output_index: 0, item: {...ITEM, encrypted_content: undefined}},
+    {type: 'response.output_item.done', output_index: 0, item: ITEM},
+    {type: 'response.output_item.added', output_index: 1, item: {...MESSAGE, content: []}},
+    {type: 'response.output_text.delta', output_index: 1, content_index: 0, delta: 'Hi.'},
+    {type: 'response.output_item.done', output_index: 1, item: MESSAGE},
+    {type: 'response.completed', response: ANSWER},
+  ]
+  const sse = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('')
+
+  it('JSON and stream alike: the held reasoning item names its server; its text does not', () => {
+    for (const stream of [false, true]) {
+      const carry = new BoundedCarry()
+      const body = {model: 'm', input: [user('hi')], stream}
+      const client = decodeClientRequest('responses', body, {carry})
+      const ctx = {carry, server: 'openai https://api.openai.com/v1'}
+      let out: string
+      if (stream) {
+        const translator = new StreamTranslator('responses', client, ctx)
+        out = translator.push(Buffer.from(sse)) + translator.end()
+      } else out = JSON.stringify(translateResponse('responses', client, structuredClone(ANSWER), ctx).body)
+      const ids = [...out.matchAll(/"id":"((?:rs|msg)_gw[0-9a-f]{32})"/g)].map((m) => m[1])
+      const rs = ids.find((id) => id.startsWith('rs_'))!
+      const msg = ids.find((id) => id.startsWith('msg_'))!
+      expect(carry.items!.get(rs)).toMatchObject([
+        {type: 'reasoning', text: 'thought', server: 'openai https://api.openai.com/v1'},
+      ])
+      expect(carry.items!.get(msg)).toEqual([{type: 'text', text: 'Hi.'}])
+    }
+  })
+})

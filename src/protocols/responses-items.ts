@@ -308,6 +308,19 @@ export const itemStoreOf = (ctx: CodecContext | undefined): ItemStore | undefine
   ctx?.request?.storeItems ? ctx.carry?.items : undefined
 
 /**
+ * Keeps an answer item's `parts` in `items` by its `id`, its encrypted reasoning marked with the
+ * server that made it (`ctx.server`, ir.ts `ReasoningPart.server`): put back only for that server.
+ */
+export function keepItem(items: ItemStore, ctx: CodecContext | undefined, id: string, parts: Part[]): void {
+  const server = ctx?.server
+  const kept =
+    server === undefined
+      ? parts
+      : parts.map((p) => (p.type === 'reasoning' && p.encrypted ? {...p, server} : p))
+  items.set(id, kept, partsBytes(parts))
+}
+
+/**
  * A call as it is kept for the client's `item_reference`: as the decoder reads the same item sent
  * in full. A custom tool's call is `{"input": …}` of the input the client got ({@link customInput}),
  * not the model's arguments as they came: a chat model writes a patch as raw text (chat.ts keeps

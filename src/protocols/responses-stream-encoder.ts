@@ -23,7 +23,7 @@ import {
   keptCall,
   newId,
   newItemId,
-  partsBytes,
+  keepItem,
   reasoningItem,
   responseObject,
   signaturePart,
@@ -88,7 +88,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
 
   /** Keeps a done item's parts by its id ({@link items}). */
   private keep(id: string, parts: Part[]): void {
-    this.items?.set(id, parts, partsBytes(parts))
+    if (this.items) keepItem(this.items, this.ctx, id, parts)
   }
 
   event(event: StreamEvent): string {

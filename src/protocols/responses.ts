@@ -44,7 +44,7 @@ import {
   newItemId,
   mintedHere,
   ownReasoning,
-  partsBytes,
+  keepItem,
   reasoningItem,
   responseObject,
   signaturePart,
@@ -595,7 +595,7 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
   const reasoning: Part[] = []
   // each item's parts, kept by its id for the client's item_reference (a request with `store` on)
   const items = itemStoreOf(ctx)
-  const keep = (item: Body, parts: Part[]) => items?.set(item.id as string, parts, partsBytes(parts))
+  const keep = (item: Body, parts: Part[]) => items && keepItem(items, ctx, item.id as string, parts)
   let message: Body | undefined
   let texts: Part[] = []
   for (const part of response.parts) {

@@ -1641,6 +1641,7 @@ export function translateResponse(
     carry: ctx.carry,
     newId: ctx.newId,
     request: client.request,
+    server: ctx.server,
   })
   return {body: out, usage: response.usage, id: response.id, estimated}
 }
@@ -1669,7 +1670,7 @@ export function translateResponseText(
   clientCallNames(response.parts, toolNamesFor(client, upstream))
   const estimated = fillMissingUsage(response.usage, client.request, outputChars(response.parts))
   const codec = CODECS[client.family]
-  const encodeCtx = {carry: ctx.carry, newId: ctx.newId, request: client.request}
+  const encodeCtx = {carry: ctx.carry, newId: ctx.newId, request: client.request, server: ctx.server}
   const thinkInPrompt = response.thinkInPrompt
   if (codec.encodeResponseText)
     return {
@@ -1791,6 +1792,7 @@ export class StreamTranslator {
       carry: ctx.carry,
       newId: ctx.newId,
       request: client.request,
+      server: ctx.server,
       includeUsage: client.includeUsage,
       model: client.request.model ?? undefined,
     })

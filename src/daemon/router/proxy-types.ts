@@ -94,7 +94,11 @@ export interface ProxyAttempt {
   /** Upstream HTTP status, when one came back. */
   status?: number
   error?: string
-  skipped?: 'circuit-open' | 'no-credential' | 'untranslatable'
+  /**
+   * Why the target was not tried: `server-state`, a translated target passed over because the
+   * request names state only a Responses server holds (no failure of it: no fallback counted).
+   */
+  skipped?: 'circuit-open' | 'no-credential' | 'untranslatable' | 'server-state'
 }
 
 export interface ProxyResult {

@@ -83,7 +83,7 @@ import {withSystemTurnsPlaced} from './system-turns.js'
 import {reasoningRewritten, withoutItemMembers, withoutTopFields, withReasoningAdapted} from './top-fields.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
-import {acquireTarget, canTryAfter} from './targets.js'
+import {acquireTarget, canTryAfter, serverOf} from './targets.js'
 import {addBilled} from './taps/tap.js'
 import type {Usage} from './taps/tap.js'
 import type {LearnedAdaptation} from './adaptations.js'
@@ -559,10 +559,13 @@ async function waitFor429(
   return wait
 }
 
-/** The bytes of an `item_reference` input item's type, looked for in a Responses body passed through (`namesHeldItems`). */
-const ITEM_REFERENCE = '"item_reference"'
-/** What an item id gwctl mints holds after its prefix (protocols/responses-items.ts `newItemId`). */
+/**
+ * What an item id gwctl mints holds after its prefix (protocols/responses-items.ts `newItemId`),
+ * looked for in a Responses body passed through (`namesHeldItems`).
+ */
 const MINTED_MARK = '_gw'
+/** An id gwctl mints, in an upstream's words (protocols/responses-items.ts `mintedHere`). */
+const MINTED_ID = /\b[a-z]+_gw[0-9a-f]{32}\b/
 
 /** Sends one request through the targets; never throws for upstream trouble (see the result). */
 export async function proxyRequest(
@@ -695,6 +698,8 @@ export async function proxyRequest(
   const carry = options.carry
   /** The request for untranslated targets, once looked at for wrapped values. */
   let stripped: typeof prepared | undefined
+  /** The server the items gwctl held were put back into {@link stripped} for (its reasoning only to it). */
+  let heldFor: string | undefined
   /** Whether the client's body holds Claude Code's tool search ({@link holdsDeferralSent}). */
   let heldDeferral: boolean | undefined
   /** The client's request decoded for translation (on the first translated target tried). */
@@ -755,12 +760,14 @@ export async function proxyRequest(
           // Codex's tool shapes to a Responses server that takes plain functions (./plain-tools.ts)
           body = translated.body
         } else {
+          // (held items put back for another server: its reasoning is not this one's)
+          if (heldFor !== undefined && heldFor !== serverOf(target)) stripped = undefined
           // most bodies hold no wrapped value: no await, nothing loaded for them
           stripped ??=
             family === 'chat' || (request.body.indexOf(WRAPPED_MARKER) === -1 && !namesHeldItems())
               ? prepared
               : undefined
-          body = (stripped ?? (await untranslated())).bodyFor(model)
+          body = (stripped ?? (await untranslated(target))).bodyFor(model)
           // an upstream found to refuse something of a chat or Messages body (adaptations.ts):
           // what was learned of it applies to a client's requests passed through, as to
           // translated ones
@@ -808,7 +815,11 @@ export async function proxyRequest(
             : message
           // (after a failed try the answer is that failure's, which a try that fell back left unsaid)
           if (serverState && tried > 0) result.error ??= attempts.findLast((a) => !a.skipped)?.error ?? null
-          attempts.push({provider: target.provider.name, skipped: 'untranslatable', error: note})
+          attempts.push({
+            provider: target.provider.name,
+            skipped: serverState ? 'server-state' : 'untranslatable',
+            error: note,
+          })
           untranslatable ??= {message, provider: target.provider.name, upstreamFamily: target.provider.family}
           continue
         }
@@ -851,18 +862,18 @@ export async function proxyRequest(
   }
 
   /**
-   * Whether a Responses body may name, by `item_reference`, items gwctl minted on its translated
-   * answers (held, or lost to a restart): two byte searches, the second only for a body that holds
-   * a reference (the AI SDK with `store` on).
+   * Whether a Responses body may name, by `item_reference` (or an item of an `id` alone), items
+   * gwctl minted on its translated answers (held, or lost to a restart): one byte search, for the
+   * mark every id gwctl mints holds (the AI SDK with `store` on; protocols/held-items.ts looks at
+   * each string of that shape).
    */
   function namesHeldItems(): boolean {
-    // (every id gwctl mints holds its mark: one held, or one lost to refuse as gwctl's)
     return (
       family === 'responses' &&
       !!carry?.items &&
-      // a body with `store: false` (Codex) names no stored item: not searched
+      // a body with `store: false` (Codex) names no stored item: not searched (an upstream's
+      // refusal that names one of gwctl's ids is read instead: tryTarget)
       !prepared.storeOff &&
-      request.body.indexOf(ITEM_REFERENCE) !== -1 &&
       request.body.indexOf(MINTED_MARK) !== -1
     )
   }
@@ -871,22 +882,26 @@ export async function proxyRequest(
    * The request as an untranslated target gets it. A client answered through translation before
    * may hold gwctl-wrapped reasoning (`gwx1.`) that its own vendor would refuse, and references to
    * items gwctl minted, which that server never saw: such a body (found by a byte search, so others
-   * cost nothing more) goes without those values, and with the items themselves
-   * (protocols/held-items.ts).
+   * cost nothing more) goes without those values, and with the items themselves, their reasoning
+   * only where `target` made it (protocols/held-items.ts).
    */
-  async function untranslated(): Promise<typeof prepared> {
+  async function untranslated(target: ProxyTarget): Promise<typeof prepared> {
     let source = request
+    heldFor = undefined
     if (carry?.items && namesHeldItems()) {
       const {withHeldItems} = await import('../../protocols/held-items.js')
       let body: Buffer | undefined
       try {
-        body = withHeldItems(request.body, carry.items)
+        body = withHeldItems(request.body, carry.items, serverOf(target))
       } catch (error) {
         // (an id gwctl lost: refused as the codecs' ItemReferenceError, which the caller reads)
         await loadTranslation()
         throw error
       }
-      if (body) source = {...request, body, json: undefined, facts: undefined}
+      if (body) {
+        source = {...request, body, json: undefined, facts: undefined}
+        heldFor = serverOf(target)
+      }
     }
     const same = (): typeof prepared => (stripped = source === request ? prepared : prepare(source))
     if (source.body.indexOf(WRAPPED_MARKER) === -1) return same()
@@ -1351,7 +1366,9 @@ export async function proxyRequest(
     }
     result.provider = provider.name
     result.model = model
-    result.fallback = i > 0
+    // (a target passed over for the server state the request names was never tried: going on
+    // from it is no fallback, as going on from one that failed, was open or had no key is)
+    result.fallback = i > 0 && attempts.some((a) => a.skipped !== 'server-state')
     // (Codex's tools made plain for a Responses server went through the codecs, not to another family)
     result.upstreamFamily = translated && provider.family !== family ? provider.family : undefined
     const {origin, path} = upstreamPath(
@@ -1414,15 +1431,18 @@ export async function proxyRequest(
       )
     }
 
-    const status = upstream.statusCode
+    let status = upstream.statusCode
     silent = false
     // A translated upstream that refuses an optional field the translation sent (OpenAI's models
     // without reasoning and `reasoning_effort`, `reasoning.effort`; Gemini 2.5 Pro and a thinking
     // budget of 0; a max_tokens above a model's limit): learned, and the request goes again
     // without it (adaptations.ts); any other 400 goes to the client as it came.
     let errorText: string | Error | undefined
-    /** The upstream refused encrypted content another account made (not another block's to learn from). */
-    let refusedCiphertext = false
+    /**
+     * The upstream refused what gwctl mends or answers itself (encrypted content another account
+     * made, an item gwctl minted): no rule is learned from its words.
+     */
+    let refusalRead = false
     /**
      * A 400 (or a 422, `or422`) to a body passed through whose words may teach one rule of a
      * rewrite (`store`, adjacent outputs, the 1-hour cache, tool search, a namespace's description,
@@ -1470,7 +1490,7 @@ export async function proxyRequest(
       if (!change) return undefined
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
       const learned = adaptations.get(provider.name, upstreamModelName)
-      let bytes = (stripped ?? (await untranslated())).bodyFor(model)
+      let bytes = (stripped ?? (await untranslated(target))).bodyFor(model)
       if (holdsNullType(bytes)) bytes = await typedToolSchemas(bytes)
       const again = passedResponses(bytes, target, learned)
       if (again.equals(body)) return undefined
@@ -1690,6 +1710,50 @@ export async function proxyRequest(
         }
       }
     }
+    // An id gwctl minted, named in a Responses server's refusal (OpenAI's 404 "Item with id 'msg_gw…'
+    // not found", its 400 under `store: false`) of a body not searched for them before it went
+    // (`store: false`: namesHeldItems), which that server never saw: one gwctl holds is put back and
+    // the request goes again at once; one it lost (a restart, an eviction) gets gwctl's 400 that
+    // says how to send the conversation, not the server's words, and the row says so. Read only for
+    // a 400 or 404 to a body that holds gwctl's mark (a byte search) whose words name such an id.
+    if (
+      !translated &&
+      family === 'responses' &&
+      (status === 400 || status === 404) &&
+      carry?.items &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      body.indexOf(MINTED_MARK) !== -1
+    ) {
+      errorText = await errorBody(upstream.body)
+      const named = typeof errorText === 'string' ? MINTED_ID.exec(errorText)?.[0] : undefined
+      if (named !== undefined) {
+        const {withHeldItems} = await import('../../protocols/held-items.js')
+        let again: Buffer | undefined
+        try {
+          again = withHeldItems(body, carry.items, serverOf(target))
+        } catch (error) {
+          const [translate] = translationLoaded ?? (await loadTranslation())
+          if (!(error instanceof translate.ItemReferenceError)) throw error
+          refusalRead = true
+          adapted.push(
+            `${provider.name} answered ${status} for item "${named}", which gwctl minted and no longer holds: answered 400, send the conversation's items in full`,
+          )
+          // (relayed as the upstream's refusal, as a 400: its request id, the breaker settled)
+          status = 400
+          errorText = JSON.stringify(familyErrorBody('responses', 400, error.message))
+          upstream.headers['content-type'] = 'application/json'
+        }
+        if (again) {
+          tried--
+          adapted.push(
+            `${provider.name} answered ${status} for item "${named}", which gwctl held: sent again with its items in place of the references`,
+          )
+          return tryTarget(i, model, again, credential, undefined, passedWith, passedAdapted + 1)
+        }
+      }
+    }
     // Encrypted content another provider or account made, refused (OpenAI's `invalid_encrypted_content`,
     // ChatGPT's "could not be verified" with `code: null`: ./encrypted-content.ts): Codex's
     // conversation answered elsewhere before (a fallback, a route changed). The request goes again
@@ -1705,9 +1769,9 @@ export async function proxyRequest(
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
       holdsEncryptedContent(body)
     ) {
-      errorText = await errorBody(upstream.body)
-      if (typeof errorText === 'string' && refusesForeignCiphertext(errorText)) {
-        refusedCiphertext = true
+      errorText ??= await errorBody(upstream.body)
+      if (!refusalRead && typeof errorText === 'string' && refusesForeignCiphertext(errorText)) {
+        refusalRead = true
         const again =
           passedAdapted < MAX_ADAPTATIONS_A_REQUEST && !namesCompactionItem(errorText)
             ? withoutReasoningCiphertext(body)
@@ -1739,7 +1803,7 @@ export async function proxyRequest(
     if (
       !translated &&
       family === 'responses' &&
-      !refusedCiphertext &&
+      !refusalRead &&
       provider.plainTools !== 'never' &&
       (status === 400 || status === 422 || status === 500) &&
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
@@ -1767,7 +1831,7 @@ export async function proxyRequest(
         // (without the Lite header: tryTarget's headers), namespaces and custom tools kept
         tried--
         adapted.push(`${provider.name} ${change}`)
-        let bytes = (stripped ?? (await untranslated())).bodyFor(model)
+        let bytes = (stripped ?? (await untranslated(target))).bodyFor(model)
         if (holdsNullType(bytes)) bytes = await typedToolSchemas(bytes)
         return tryTarget(
           i,
@@ -1795,7 +1859,7 @@ export async function proxyRequest(
     if (
       family === 'responses' &&
       passedRefusal() &&
-      !refusedCiphertext &&
+      !refusalRead &&
       passedWith?.storeTrue !== true &&
       isCodexClient(request.headers) &&
       !COMPACT.test(request.url)
@@ -1813,7 +1877,7 @@ export async function proxyRequest(
       family === 'responses' &&
       passedWith?.adjacentOutputs !== true &&
       passedRefusal() &&
-      !refusedCiphertext &&
+      !refusalRead &&
       !COMPACT.test(request.url) &&
       holdsCallOutput(body)
     ) {
@@ -1850,7 +1914,7 @@ export async function proxyRequest(
     if (
       family === 'responses' &&
       passedWith?.namespaceDescriptions !== true &&
-      !refusedCiphertext &&
+      !refusalRead &&
       passedRefusal()
     ) {
       const sent = await retryLearned(withNamespaceDescriptions(body), 'learnNamespaceDescriptions')
@@ -1866,7 +1930,7 @@ export async function proxyRequest(
       family === 'responses' &&
       passedWith?.mediaOutOfResults !== true &&
       passedRefusal(true) &&
-      !refusedCiphertext &&
+      !refusalRead &&
       !COMPACT.test(request.url) &&
       mayHoldMediaInResults('responses', body)
     ) {
@@ -1887,7 +1951,7 @@ export async function proxyRequest(
     // `unknownResponsesFields`): learned, and the request goes again at once without it, as the
     // model's later ones do (`passedResponses`). Read only where relay() would buffer the answer
     // anyway, after the rules above (their words are theirs), whose reading of the error it reuses
-    if (family === 'responses' && passedRefusal(true) && !refusedCiphertext) {
+    if (family === 'responses' && passedRefusal(true) && !refusalRead) {
       errorText ??= await errorBody(upstream.body)
       const sentBody = typeof errorText === 'string' ? sentObject(body) : undefined
       if (sentBody) {

@@ -7,9 +7,11 @@
  * references, which it never saw. Scripted upstreams: the bytes each gets, the client's status, the
  * row.
  */
+import OpenAI from 'openai'
 import {afterAll, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {BoundedCarry} from '../../protocols/carry.js'
+import {CircuitBreaker} from './breaker.js'
 import {logEntryFor} from './log-entry.js'
 import type {ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Upstream} from './proxy-fixture.js'
@@ -25,10 +27,35 @@ import {
 
 const OPENAI_ANSWER = responsesAnswer('resp_oa2', 'msg_oa2', 'From OpenAI.', 10)
 
+/**
+ * OpenAI's 404 for a reference to an item it never made (one of gwctl's ids), as its API words
+ * it; undefined for a body without one.
+ */
+function unknownItem(body: Buffer): string | undefined {
+  const input = (JSON.parse(body.toString()) as {input?: unknown}).input
+  for (const item of Array.isArray(input) ? (input as Array<Record<string, unknown>>) : []) {
+    const reference = item.type === 'item_reference' || (item.type === undefined && item.role === undefined)
+    if (reference && typeof item.id === 'string' && item.id.includes('_gw'))
+      return JSON.stringify({
+        error: {
+          message: `Item with id '${item.id}' not found.`,
+          type: 'invalid_request_error',
+          param: 'input',
+          code: null,
+        },
+      })
+  }
+  return undefined
+}
+
 const seen: Array<{server: string; body: string}> = []
 /** The chat upstream's status for its next requests (200: CHAT_ANSWER). */
 let chatStatus = 200
 let responsesStatus = 200
+/** The Responses upstream's next answer (default OPENAI_ANSWER). */
+let responsesBody: string | undefined
+/** A model the Responses upstream answers 503 for (another server behind the same port). */
+let failingModel: string | undefined
 let responses: Upstream
 let chat: Upstream
 let messages: Upstream
@@ -40,11 +67,13 @@ let carry: BoundedCarry
 beforeAll(async () => {
   responses = await startUpstream((_req, res, body) => {
     seen.push({server: 'responses', body: body.toString()})
-    if (responsesStatus !== 200)
+    const unknown = unknownItem(body)
+    if (unknown) return void res.writeHead(404, {'content-type': 'application/json'}).end(unknown)
+    if (responsesStatus !== 200 || JSON.parse(body.toString()).model === failingModel)
       return void res
-        .writeHead(responsesStatus, {'content-type': 'application/json'})
+        .writeHead(responsesStatus === 200 ? 503 : responsesStatus, {'content-type': 'application/json'})
         .end(JSON.stringify({error: {message: 'overloaded', type: 'server_error'}}))
-    res.writeHead(200, {'content-type': 'application/json'}).end(OPENAI_ANSWER)
+    res.writeHead(200, {'content-type': 'application/json'}).end(responsesBody ?? OPENAI_ANSWER)
   })
   chat = await startUpstream((_req, res, body) => {
     seen.push({server: 'chat', body: body.toString()})
@@ -75,6 +104,8 @@ beforeEach(() => {
   gateway.results.length = 0
   chatStatus = 200
   responsesStatus = 200
+  responsesBody = undefined
+  failingModel = undefined
 })
 
 const openai = (): ProxyTarget => responsesTarget('openai', 'gpt-5.5', responses.origin)
@@ -87,7 +118,7 @@ const claude = (): ProxyTarget => ({
   translate: true,
 })
 
-const user = (text: string) => ({role: 'user', content: [{type: 'input_text', text}]})
+const user = (text: string) => ({role: 'user' as const, content: [{type: 'input_text' as const, text}]})
 const reference = (id: string) => ({type: 'item_reference', id})
 
 /** A Responses request of these bytes. */
@@ -99,9 +130,9 @@ const postRaw = (body: string) =>
   })
 const post = (body: Record<string, unknown>) => postRaw(JSON.stringify(body))
 
-/** The row the daemon writes for the request's result. */
-const row = async () => {
-  const [result] = await gateway.settled(1)
+/** The row the daemon writes for the result of the request `at` (0: the first since beforeEach). */
+const row = async (at = 0) => {
+  const result = (await gateway.settled(at + 1))[at]
   const entry = logEntryFor(
     'responses',
     {agentId: null, keyPrefix: null, policyId: null, project: null},
@@ -110,21 +141,42 @@ const row = async () => {
   return {status: entry.status, provider: entry.provider, fallback: entry.fallback, error: entry.error}
 }
 
+/** The official SDK, as the AI SDK's and Codex's requests come (retries off: each request is one). */
+const sdk = () => new OpenAI({baseURL: `${gateway.url}/v1`, apiKey: 'client', maxRetries: 0})
+
 describe("an item_reference to OpenAI's own item, the first target translated", () => {
-  it('goes to the Responses target passed through, as it came; the row says why the translated one was skipped', async () => {
-    route = {targets: [deepseek(), openai()]}
+  it('goes to the Responses target passed through, as it came; the row says why the translated one was skipped, and counts no fallback', async () => {
+    const target = deepseek()
+    target.breaker = new CircuitBreaker('deepseek', {failureThreshold: 1, cooldownMs: 60_000})
+    route = {targets: [target, openai()]}
     const body = {model: 'gpt-5.5', input: [user('Hi.'), reference('msg_oa1'), user('And?')]}
     const res = await post(body)
     expect(res.status).toBe(200)
     expect(JSON.parse(await res.text()).output[0].id).toBe('msg_oa2')
     expect(seen).toEqual([{server: 'responses', body: JSON.stringify(body)}])
+    // (the translated target was never tried: no fallback in stats and usage, nothing against its breaker)
     expect(await row()).toEqual({
       status: 200,
       provider: 'openai',
-      fallback: true,
+      fallback: false,
       error:
         'fell back after: deepseek skipped: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
     })
+    expect(target.breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 0})
+  })
+
+  it("an item of an `id` alone (the SDK's ItemReference without its type) is one too: skipped for OpenAI, as it came", async () => {
+    route = {targets: [deepseek(), openai()]}
+    const answer = await sdk().responses.create({
+      model: 'gpt-5.5',
+      input: [user('Hi.'), {id: 'msg_oa1'}, user('And?')] as OpenAI.Responses.ResponseInput,
+    })
+    expect(answer.output[0].id).toBe('msg_oa2')
+    expect(JSON.parse(seen[0].body).input[1]).toEqual({id: 'msg_oa1'})
+    expect(seen.map((s) => s.server)).toEqual(['responses'])
+    expect((await row()).error).toBe(
+      'fell back after: deepseek skipped: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
+    )
   })
 
   it('no Responses target passed through: the 400 that names the id, at once, nothing sent to any target', async () => {
@@ -156,6 +208,8 @@ describe("an item_reference to OpenAI's own item, the first target translated", 
     })
     expect(second.status).toBe(200)
     expect(seen.map((s) => s.server)).toEqual(['chat', 'responses'])
+    // (a target that failed: a fallback, as ever)
+    expect(await row(1)).toMatchObject({provider: 'openai', fallback: true})
     expect(JSON.parse(seen[1].body).input).toEqual([
       user('Say hello.'),
       {type: 'message', role: 'assistant', content: [{type: 'output_text', text}]},
@@ -250,15 +304,73 @@ describe('items gwctl minted, on a body passed through to a Responses server', (
     )
   })
 
-  it('a body with `store: false` (Codex) is not searched: a reference in it goes as it came', async () => {
-    // such a client keeps no items and names none (gwctl holds items only of `store` on); the
-    // search (68 µs a 256 KB Codex body) is for the AI SDK's `store` on
+  it("a reference of an `id` alone (the SDK's ItemReference without its type): held, the item goes to OpenAI; lost, the 400 at once", async () => {
+    const held = gwId('msg', 6)
+    carry.items!.set(held, [{type: 'text', text: 'Held.'}], 8)
+    route = {targets: [openai()]}
+    const input = (id: string) => [user('a'), {id}, user('b')] as OpenAI.Responses.ResponseInput
+    const answer = await sdk().responses.create({model: 'gpt-5.5', input: input(held)})
+    expect(answer.output[0].id).toBe('msg_oa2')
+    expect(JSON.parse(seen[0].body).input).toEqual([
+      user('a'),
+      {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'Held.'}]},
+      user('b'),
+    ])
+    seen.length = 0
+    const lost = gwId('msg', 7)
+    const refused = await sdk()
+      .responses.create({model: 'gpt-5.5', input: input(lost)})
+      .catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((refused as Error).message).toContain(
+      `an item_reference names item "${lost}", which this gateway does not hold`,
+    )
+    expect(seen).toEqual([])
+  })
+
+  it("`store: false` (Codex) is not searched before it goes: OpenAI's 404 that names an id gwctl lost is answered with gwctl's 400, and the row says so", async () => {
+    // such a client keeps no items and names none (gwctl holds items only of `store` on): the
+    // search (68 µs a 256 KB Codex body) is for the AI SDK's `store` on; the refusal is read instead
     const lost = gwId('msg', 4)
     route = {targets: [openai()]}
-    const raw = JSON.stringify({model: 'gpt-5.5', store: false, input: [user('Hi.'), reference(lost)]})
-    const res = await postRaw(raw)
-    expect(res.status).toBe(200)
-    expect(seen[0].body).toBe(raw)
+    const input = [user('Hi.'), reference(lost)] as OpenAI.Responses.ResponseInput
+    const refused = await sdk()
+      .responses.create({model: 'gpt-5.5', store: false, input})
+      .catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((refused as Error).message).toContain(
+      `an item_reference names item "${lost}", which this gateway does not hold`,
+    )
+    // (sent once, as it came)
+    expect(seen.map((s) => JSON.parse(s.body).input)).toEqual([input])
+    expect(await row()).toEqual({
+      status: 400,
+      provider: 'openai',
+      fallback: false,
+      error: `openai answered 404 for item "${lost}", which gwctl minted and no longer holds: answered 400, send the conversation's items in full`,
+    })
+  })
+
+  it('`store: false` naming an item gwctl holds: after the 404 it goes again at once with the item in place', async () => {
+    const held = gwId('msg', 8)
+    carry.items!.set(held, [{type: 'text', text: 'Held.'}], 8)
+    route = {targets: [openai()]}
+    const answer = await sdk().responses.create({
+      model: 'gpt-5.5',
+      store: false,
+      input: [user('Hi.'), reference(held), user('And?')] as OpenAI.Responses.ResponseInput,
+    })
+    expect(answer.output[0].id).toBe('msg_oa2')
+    expect(seen).toHaveLength(2)
+    expect(JSON.parse(seen[1].body).input).toEqual([
+      user('Hi.'),
+      {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'Held.'}]},
+      user('And?'),
+    ])
+    expect(await row()).toMatchObject({
+      status: 200,
+      error: `openai answered 404 for item "${held}", which gwctl held: sent again with its items in place of the references`,
+    })
   })
 
   it('a body that names none gwctl holds goes as it came, nothing parsed or copied for it', async () => {
@@ -319,5 +431,45 @@ describe('items gwctl minted, on a body passed through to a Responses server', (
     const res = await post({model: 'gpt-5.5', input: [user('a'), reference(reasoning), user('b')]})
     expect(res.status).toBe(200)
     expect(JSON.parse(seen[0].body).input).toEqual([user('a'), user('b')])
+  })
+
+  it('reasoning gwctl held from a Responses server goes back to that server passed through, never to another', async () => {
+    // turn 1: OpenAI's answer read through the codecs (as for a server whose tools gwctl makes
+    // plain), to the AI SDK with `store` on: gwctl holds its items, a reasoning item without an id
+    // under one it mints, one with an id under OpenAI's own (the client got it as it came)
+    const cipher = (value: string, id?: string) => ({
+      type: 'reasoning',
+      ...(id ? {id} : {}),
+      summary: [{type: 'summary_text', text: 'thought'}],
+      encrypted_content: value,
+    })
+    const text = JSON.parse(OPENAI_ANSWER).output[0]
+    responsesBody = JSON.stringify({
+      ...JSON.parse(OPENAI_ANSWER),
+      output: [cipher('CIPHER-1'), cipher('CIPHER-2', 'rs_oa9'), text],
+    })
+    route = {targets: [{...openai(), translate: true}]}
+    const first = await sdk().responses.create({model: 'gpt-5.5', input: [user('Hi.')]})
+    const ids = first.output.map((i) => i.id!)
+    expect(ids[0]).toMatch(/^rs_gw[0-9a-f]{32}$/)
+    expect(ids[1]).toBe('rs_oa9')
+    const back = [user('Hi.'), ...ids.map(reference), user('And?')]
+    const message = {
+      type: 'message',
+      role: 'assistant',
+      content: [{type: 'output_text', text: 'From OpenAI.'}],
+    }
+    // turn 2: another Responses server first (it fails), then the one that made the reasoning
+    responsesBody = undefined
+    seen.length = 0
+    failingModel = 'grok-4'
+    route = {targets: [responsesTarget('xai', 'grok-4', responses.origin), openai()]}
+    await sdk().responses.create({model: 'gpt-5.5', input: back as OpenAI.Responses.ResponseInput})
+    expect(seen.map((s) => JSON.parse(s.body).input)).toEqual([
+      // (xAI: no reasoning of OpenAI's, neither held under gwctl's id nor named by OpenAI's)
+      [user('Hi.'), message, user('And?')],
+      // (OpenAI: its ciphertext put back, its own item named as it came)
+      [user('Hi.'), cipher('CIPHER-1'), reference('rs_oa9'), message, user('And?')],
+    ])
   })
 })

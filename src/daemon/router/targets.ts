@@ -11,6 +11,14 @@ export interface Acquired {
 }
 
 /**
+ * The Responses server `target` is, as the encrypted reasoning of its answers is known by
+ * (protocols/ir.ts `ReasoningPart.server`): its provider's name and base URL. Held reasoning goes
+ * back only to the server of that name at that URL (another account's key under the same name is
+ * the refusal encrypted-content.ts mends).
+ */
+export const serverOf = (target: ProxyTarget): string => `${target.provider.name} ${target.provider.baseUrl}`
+
+/**
  * Takes a target for one try: its breaker permit and its credential. Null (and the attempt
  * recorded, the permit given back) when its breaker is open; `{skipped}` with the reason when
  * its credential is missing.

@@ -39,6 +39,7 @@ import type {UpstreamAdaptations} from './adaptations.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
+import {serverOf} from './targets.js'
 import {noWaitHelps, retryAfterFromMs, waitHeaders, settle429, spentQuota} from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
 import {createUsageTap} from './taps/index.js'
@@ -551,9 +552,11 @@ export async function relayTranslated(
   )
   // (the client's tools: the schemas of calls whose arguments a chat upstream's answer must have repaired)
   const tools = translation.client.request.tools
+  // (a Responses server's answer to a Responses client: its reasoning held as that server's)
+  const server = upFamily === 'responses' && family === 'responses' ? serverOf(target) : undefined
   const ctxCodec = translation.thinkOpen
-    ? {carry: translation.carry, thinkOpen: true, tools}
-    : {carry: translation.carry, tools}
+    ? {carry: translation.carry, thinkOpen: true, tools, server}
+    : {carry: translation.carry, tools, server}
   if (!translation.client.request.stream) {
     let body: unknown
     let failure: string | undefined
