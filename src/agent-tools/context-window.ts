@@ -32,31 +32,6 @@ export function claudeCodeWindowSetting(
     : {variable: 'CLAUDE_CODE_MAX_CONTEXT_TOKENS', value: tokens}
 }
 
-/**
- * The window Claude Code (2.1.332) takes for `claude-opus-4-6` and `claude-sonnet-4-6` with
- * `ANTHROPIC_BASE_URL` set, whatever the model behind it holds (anthropics/claude-code #91689): its
- * other models, and any other name, are taken as 1 000 000.
- */
-export const CLAUDE_CODE_4_6_WINDOW = 200_000
-
-/**
- * The name Claude Code takes as {@link CLAUDE_CODE_4_6_WINDOW} tokens that `model` is (a `vendor/`
- * or `anthropic.` prefix and a date after it aside), with the variable that names it as its
- * default Opus or Sonnet model; undefined for any other. Such a name with `[1m]` after it
- * (`claude-sonnet-4-6[1m]`) is taken as 1 000 000: Claude Code strips the suffix and sends the
- * `context-1m-2025-08-07` beta.
- */
-export function claudeCode200kModel(
-  model: string,
-): {name: string; variable: 'ANTHROPIC_DEFAULT_OPUS_MODEL' | 'ANTHROPIC_DEFAULT_SONNET_MODEL'} | undefined {
-  const found = /(?:^|[/.])(claude-(opus|sonnet)-4-6)(?:$|[-@:])/.exec(model.toLowerCase())
-  if (!found) return undefined
-  return {
-    name: found[1],
-    variable: found[2] === 'opus' ? 'ANTHROPIC_DEFAULT_OPUS_MODEL' : 'ANTHROPIC_DEFAULT_SONNET_MODEL',
-  }
-}
-
 /** Codex's config keys for a window of `tokens` (`-c` overrides or config.toml lines). */
 export function codexWindowSettings(tokens: number): {
   model_context_window: number

@@ -630,6 +630,49 @@ describe('finish_reason tool_calls with no call (LM Studio, relays; research55 F
   })
 })
 
+describe("GLM's streamed tool calls with tool_stream (Z.ai; weave-os/router PR #1099)", () => {
+  it('keeps the reasoning of a delta that also opens a call, one block a call whose id every delta repeats, and the last piece on the finish delta', () => {
+    const call = (
+      index: number,
+      id: string,
+      fn: Record<string, unknown>,
+      extra: Record<string, unknown> = {},
+    ) => chunk({...extra, tool_calls: [{index, id, type: 'function', function: fn}]})
+    const events = decode([
+      chunk({role: 'assistant', reasoning_content: 'I will '}),
+      chunk({reasoning_content: 'read '}),
+      // the call's head beside the last piece of reasoning
+      call(0, 'call_1', {name: 'Read', arguments: ''}, {reasoning_content: 'both files.'}),
+      call(0, 'call_1', {arguments: '{"file_path":'}),
+      call(0, 'call_1', {arguments: '"/a.txt"}'}),
+      call(1, 'call_2', {name: 'Read', arguments: '{"file_'}),
+      call(1, 'call_2', {arguments: 'path":'}),
+      // the last fragment on the delta that finishes
+      chunk(
+        {tool_calls: [{index: 1, id: 'call_2', type: 'function', function: {arguments: '"/b.txt"}'}}]},
+        'tool_calls',
+      ),
+      '[DONE]',
+    ])
+    const reasoning = events.flatMap((e) => (e.type === 'reasoning_delta' ? [e.text] : [])).join('')
+    expect(reasoning).toBe('I will read both files.')
+    const starts = events.filter((e) => e.type === 'block_start')
+    expect(starts.map((e) => e.block)).toEqual([
+      {type: 'reasoning'},
+      {type: 'tool_call', id: 'call_1', name: 'Read'},
+      {type: 'tool_call', id: 'call_2', name: 'Read'},
+    ])
+    const args = new Map<number, string>()
+    for (const e of events)
+      if (e.type === 'tool_args_delta') args.set(e.index, (args.get(e.index) ?? '') + e.json)
+    expect([...args.values()].map((a) => JSON.parse(a))).toEqual([
+      {file_path: '/a.txt'},
+      {file_path: '/b.txt'},
+    ])
+    expect(events.find((e) => e.type === 'stop')).toEqual({type: 'stop', reason: 'tool_use'})
+  })
+})
+
 describe("Z.ai's finish reasons (GLM)", () => {
   it('sensitive is a filter, model_context_window_exceeded the context window', () => {
     expect(chatFinish('sensitive', false)).toBe('content_filter')

@@ -19,24 +19,6 @@ describe("doctor's advice on a learned context window", () => {
     expect(windowAdvice({tokens: 1_000_000, entrance: 'messages'})).toBeUndefined()
   })
 
-  it('claude-opus-4-6 and claude-sonnet-4-6 past 200 000 tokens: their names with [1m] first', () => {
-    // (Claude Code 2.1.332 takes these two as 200 000 behind a gateway: anthropics/claude-code #91689)
-    expect(windowAdvice({tokens: 400_000, entrance: 'messages'}, 'claude-sonnet-4-6')).toBe(
-      'Claude Code takes claude-sonnet-4-6 as 200,000 tokens behind a gateway: give it the name with [1m] (ANTHROPIC_DEFAULT_SONNET_MODEL=claude-sonnet-4-6[1m], or --model claude-sonnet-4-6[1m]) so that it uses the larger window, and set CLAUDE_CODE_AUTO_COMPACT_WINDOW=400000 so that it compacts in time',
-    )
-    // a window of a million: the name alone
-    expect(windowAdvice({tokens: 1_000_000, entrance: 'messages'}, 'anthropic/claude-opus-4-6')).toBe(
-      'Claude Code takes claude-opus-4-6 as 200,000 tokens behind a gateway: give it the name with [1m] (ANTHROPIC_DEFAULT_OPUS_MODEL=claude-opus-4-6[1m], or --model claude-opus-4-6[1m]) so that it uses the larger window',
-    )
-    // 200 000 or less, another model, another agent: as before
-    expect(windowAdvice({tokens: 200_000, entrance: 'messages'}, 'claude-sonnet-4-6')).toContain(
-      'Claude Code assumes up to 1,000,000: set CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000',
-    )
-    expect(windowAdvice({tokens: 1_000_000, entrance: 'messages'}, 'claude-sonnet-4-5')).toBeUndefined()
-    expect(windowAdvice({tokens: 1_000_000, entrance: 'messages'}, 'claude-sonnet-4-60')).toBeUndefined()
-    expect(windowAdvice({tokens: 400_000, entrance: 'responses'}, 'claude-sonnet-4-6')).not.toContain('[1m]')
-  })
-
   it('tells Codex through its config.toml; chat clients get nothing; no window, no advice', () => {
     expect(windowAdvice({tokens: 131_072, entrance: 'responses'})).toBe(
       'for Codex, set model_context_window = 131072 and model_auto_compact_token_limit = 117964 in ~/.codex/config.toml (`gwctl run codex` sets them) so that it compacts in time',

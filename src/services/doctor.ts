@@ -6,9 +6,7 @@ import {existsSync, readFileSync, readdirSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 
 import {
-  CLAUDE_CODE_4_6_WINDOW,
   CLAUDE_CODE_MOST_WINDOW,
-  claudeCode200kModel,
   claudeCodeWindowSetting,
   codexWindowSettings,
   GEMINI_CLI_ASSUMED_WINDOW,
@@ -472,13 +470,10 @@ interface LearnedView {
  * config.toml (`model_context_window`, `model_auto_compact_token_limit`: 90 % of it here);
  * Gemini CLI (a Gemini entrance) assumes 1 048 576 tokens for every model and compresses at the
  * part of it its settings' `model.compressionThreshold` says (80 % of the window here).
- * Claude Code takes `claude-opus-4-6` and `claude-sonnet-4-6` (`model`, the upstream's) as 200 000
- * tokens behind a gateway: for a larger window of either, the name with `[1m]` first.
  * Undefined when there is nothing to do.
  */
 export function windowAdvice(
   window: {tokens: number; entrance: string; cut?: boolean} | undefined,
-  model = '',
 ): string | undefined {
   if (!window) return undefined
   const {tokens, entrance} = window
@@ -489,14 +484,6 @@ export function windowAdvice(
   const assumes = `Claude Code assumes up to ${CLAUDE_CODE_MOST_WINDOW.toLocaleString('en-US')}`
   if (entrance === 'messages') {
     const setting = claudeCodeWindowSetting(tokens)
-    // (a name test only for a window past the 200 000 Claude Code takes for the two 4.6 models)
-    const named = tokens > CLAUDE_CODE_4_6_WINDOW ? claudeCode200kModel(model) : undefined
-    if (named) {
-      const larger = `Claude Code takes ${named.name} as ${CLAUDE_CODE_4_6_WINDOW.toLocaleString('en-US')} tokens behind a gateway: give it the name with [1m] (${named.variable}=${named.name}[1m], or --model ${named.name}[1m]) so that it uses the larger window`
-      return setting
-        ? `${larger}, and set CLAUDE_CODE_AUTO_COMPACT_WINDOW=${tokens} so that it compacts in time`
-        : larger
-    }
     if (!setting) return undefined
     return setting.variable === 'CLAUDE_CODE_AUTO_COMPACT_WINDOW'
       ? `${assumes}: set CLAUDE_CODE_AUTO_COMPACT_WINDOW=${tokens} in its environment (or its settings.json env; \`gwctl run claude-code\` sets it) so that it compacts in time`
@@ -543,7 +530,7 @@ const adaptationsCheck: DoctorCheck = {
       ok: true,
       detail: learned
         .map((a) => {
-          const advice = windowAdvice(a.window, a.model)
+          const advice = windowAdvice(a.window)
           return `${a.provider} ${a.model} (${ago(Date.now() - a.learnedAt)} ago): ${a.rules.join('; ')}${advice ? ` (${advice})` : ''}`
         })
         .join(' | '),
