@@ -315,11 +315,12 @@ const RESET_BODY_BYTES = 1024 * 1024
  * is not refused as circuit-broken while nobody waits for the held one; its late outcome still
  * settles the breaker if it comes). A stream is aborted at once, as the vendors stop generating a
  * stream whose reader left (docs/USAGE-WINDOWS.md), but one to Amazon Bedrock, which bills it
- * whole (`billsStreamsCut`): held as a request not streamed, its events read on to the usage tap
- * alone (relay.ts, translated.ts); a JSON answer the relay reads, to a request
- * streamed or not, is held by the relay itself once its headers came, the client still there. A
- * server on this machine or network (vLLM, Ollama, LM Studio) bills nothing: held, it would only
- * generate for nobody.
+ * whole (`billsStreamsCut`): held as a stream (`hold(true)`), its events read on to the usage tap
+ * alone (relay.ts, translated.ts), its deadline counted from its last event ({@link touch}); a
+ * request held as not streamed that gets an SSE answer is let go then. A JSON answer the relay
+ * reads, to a request streamed or not, is held by the relay itself once its headers came, the
+ * client still there. A server on this machine or network (vLLM, Ollama, LM Studio) bills
+ * nothing: held, it would only generate for nobody.
  */
 class ClientGone {
   aborted = false
