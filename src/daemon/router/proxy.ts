@@ -81,7 +81,13 @@ import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWaitMs, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsPlaced} from './system-turns.js'
-import {reasoningRewritten, withoutItemMembers, withoutTopFields, withReasoningAdapted} from './top-fields.js'
+import {
+  reasoningRewritten,
+  withLeastThinking,
+  withoutItemMembers,
+  withoutTopFields,
+  withReasoningAdapted,
+} from './top-fields.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter, serverOf} from './targets.js'
@@ -1275,10 +1281,18 @@ export async function proxyRequest(
       const notes: string[] = []
       body = await passedBody(family as 'chat' | 'messages' | 'gemini', body, learned!, notes)
       for (const note of notes) if (!adapted.includes(note)) adapted.push(note)
-    } else if (family === 'messages' && learned?.drop !== undefined)
+    } else if (family === 'messages') {
       // its top-level fields a strict host refused (Claude Code's `diagnostics`, `speed`,
       // `context_management`...): cut out of the bytes, every other as it came (./top-fields.ts)
-      body = withoutTopFields(body, learned.drop) ?? body
+      if (learned?.drop !== undefined) body = withoutTopFields(body, learned.drop) ?? body
+      // a model that takes thinking only on (Kimi's Anthropic endpoints, learned): a body that
+      // turns it off or leaves it out goes with the least budget, in its bytes; one that forces a
+      // call is written again from its parse (its prompt asks for the call)
+      if (learned?.claude?.thinkingOff === 'least_budget') {
+        const least = withLeastThinking(body)
+        body = least === 'unsafe' ? await passedBody('messages', body, learned, []) : (least ?? body)
+      }
+    }
     // a chat client's streamed request to GLM-4.6 on at Z.AI or BigModel: asked to stream its
     // calls' arguments where it offers tools (./plain-tools.ts `withToolStream`), unless a refusal
     // taught it away (the host looked at once per provider, the model's name only on such a host,
