@@ -4106,6 +4106,27 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
         },
       }),
     ],
+    // Kimi K3 and GLM-5.3 behind a relay in Kimi's words: their "off" is effort low, still thinking
+    [
+      'kimi-choice-k3',
+      'kimi-k3',
+      JSON.stringify({
+        error: {
+          message: "tool_choice 'specified' is incompatible with thinking enabled",
+          type: 'invalid_request_error',
+        },
+      }),
+    ],
+    [
+      'glm-choice-53',
+      'z-ai/glm-5.3',
+      JSON.stringify({
+        error: {
+          message: "tool_choice 'required' is incompatible with thinking enabled",
+          type: 'invalid_request_error',
+        },
+      }),
+    ],
     [
       'dashscope-choice',
       'qwen3-max',
@@ -4149,8 +4170,8 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
       const a = new UpstreamAdaptations()
       const off = OFF[model]
       if (!off) {
-        // deepseek-reasoner and kimi-for-coding (K2.7 Code on: thinking always) have no switch:
-        // auto, the call asked for at the end of the prompt
+        // deepseek-reasoner, kimi-for-coding, Kimi K3 and GLM-5.3 (thinking always; the last three's
+        // "off" is effort low) have no switch: auto, the call asked for at the end of the prompt
         expect([provider, a.learn(provider, model, refusal, sentOfPassedChat(passed), 400)]).toEqual([
           provider,
           note,

@@ -37,7 +37,12 @@ import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {INPUT_ITEM_REQUIRES} from '../../protocols/responses-input.js'
-import {nameLevel, takesThinkingLevel, thinkingOffFields} from '../../protocols/thinking-off.js'
+import {
+  chatThinkingIsOff,
+  nameLevel,
+  takesThinkingLevel,
+  thinkingOffFields,
+} from '../../protocols/thinking-off.js'
 import type {GeminiThinkingSent, SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
 import {refusesCacheTtl} from './cache-ttl.js'
@@ -2886,8 +2891,10 @@ function decide(
  * requests go with `auto`, the call asked for in words; but a thinking-mode refusal of a request
  * sent with thinking on, to a model whose switch is known (thinking-off.ts `thinkingOffFields`:
  * Qwen3, GLM; DeepSeek V4 and Kimi get it from the first try), teaches that the requests that force
- * a call go with thinking off instead, the forced choice kept. Refused with thinking off too (or
- * the switch refused as a field), the forcing goes.
+ * a call go with thinking off instead, the forced choice kept. Not for a model whose "off" is only
+ * its least effort (Kimi K3, `kimi-for-coding`, GLM-5.3: `reasoning_effort: "low"`, still
+ * thinking): the retry would send the same bytes, so its first refusal teaches `auto`. Refused with
+ * thinking off too (or the switch refused as a field), the forcing goes.
  */
 function toolChoiceRefusal(
   errorText: string,
@@ -2912,6 +2919,7 @@ function toolChoiceRefusal(
       : undefined
   if (
     off &&
+    chatThinkingIsOff(off) &&
     THINKING_TOOL_CHOICE.test(message) &&
     Object.keys(off).some((field) => !known.drop?.includes(field))
   )
