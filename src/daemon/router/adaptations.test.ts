@@ -717,7 +717,11 @@ describe("a Responses body passed through (Codex's) refused for a top-level fiel
         sentOfPassedResponses(codex),
       ),
     ).toMatch(/^refused access_programs /)
-    // never a field the request needs, one it did not send, or a param that names another field
+    // never a field the request needs, one it did not send, or a param that names another field;
+    // nor another field the body sent in the same words: only access_programs has been seen so
+    // (without Codex's store false OpenAI keeps the response, without include its reasoning's
+    // encrypted_content is lost, without service_tier the tier it chose)
+    const tiered = {...codex, service_tier: 'priority'}
     for (const [field, param] of [
       ['input', 'input.cyber'],
       ['tools', 'tools.0'],
@@ -725,10 +729,16 @@ describe("a Responses body passed through (Codex's) refused for a top-level fiel
       ['service_tier', 'service_tier.flex'],
       ['access_programs', 'prompt_cache_key.x'],
       ['access_programs', 'access_programsx.cyber'],
+      ['store', 'store'],
+      ['include', 'include'],
+      ['include', 'include.0'],
+      ['service_tier', 'service_tier'],
+      ['prompt_cache_key', 'prompt_cache_key'],
+      ['parallel_tool_calls', 'parallel_tool_calls'],
     ]) {
       const none = new UpstreamAdaptations()
       expect(
-        none.learn('openai', 'm', notEnabled(field, param), sentOfPassedResponses(codex)),
+        none.learn('openai', 'm', notEnabled(field, param), sentOfPassedResponses(tiered)),
         `${field} ${param}`,
       ).toBeUndefined()
       expect(none.get('openai', 'm')).toBeUndefined()

@@ -193,6 +193,28 @@ describe("Codex's access_programs refused by a strict Responses server", () => {
     expect(received.map(String)).toEqual([next.replace(ACCESS, '')])
   })
 
+  it("the same words of store (never seen on the wire): the client's 400 after one try, store false kept", async () => {
+    targets = [target('openai-store')]
+    refuseAll = {
+      status: 400,
+      body: {
+        error: {
+          message: 'The store parameter is not enabled for this organization.',
+          type: 'invalid_request_error',
+          param: 'store',
+          code: 'unsupported_parameter',
+        },
+      },
+    }
+    const body = codexText('gpt-5.5', 'List the files.')
+    expect(body).toContain('"store":false')
+    const res = await post(body)
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual(refuseAll.body)
+    expect(received.map(String)).toEqual([body])
+    expect(learnedAdaptations().find((a) => a.provider === 'openai-store')).toBeUndefined()
+  })
+
   it('fields it refuses one a try are each dropped in the same request, beyond the cap of three other rules', async () => {
     targets = [target('strict-many')]
     // Codex's body with three more fields the server does not know, refused one at a time
