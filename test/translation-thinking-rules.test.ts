@@ -16,7 +16,8 @@
  *   takes low, medium and high only (`effort-levels`) refuses `max` once, and gets `high`;
  * - Kimi K3 always reasons (low, high, max) and refuses a forced tool_choice (the simulator by the
  *   name `kimi-k3…`): each client's "no thinking" reaches it as effort low, its efforts as it takes
- *   them, a forced call as `auto` with the call asked for in words, each in one try.
+ *   them, a forced call as `auto` with the call asked for in words, each in one try; Kimi Code's
+ *   `kimi-for-coding` the same (liliMozi/openhanako #2092: `medium` refused).
  * The real daemon, the simulator's chat and Messages upstreams, the official SDKs.
  */
 import Anthropic from '@anthropic-ai/sdk'
@@ -42,6 +43,8 @@ const gw = translatedRoutes(
     // (the simulator refuses as Kimi K3 by the name)
     k3: ['sim-chat', 'kimi-k3'],
     k3pro: ['sim-chat', 'kimi-k3.1-pro-highspeed'],
+    // (Kimi Code, low, high and max only: the simulator's quirk by its name)
+    kfc: ['sim-chat', 'kimi-for-coding+kimi-always-thinks'],
   },
   {prefix: 'thinkrules', families: ['messages', 'responses', 'gemini']},
 )
@@ -72,6 +75,18 @@ const mainCall = (model = 'claude-opus-5-5', effort = 'medium'): any => ({
   output_config: {effort},
   messages: [{role: 'user', content: 'Say hello.'}],
 })
+
+/** Claude Code's main request at each of `efforts` on the route `id`, each answered with text. */
+async function mainCalls(id: string, efforts: string[]): Promise<void> {
+  const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get(id)!, maxRetries: 0})
+  for (const effort of efforts) {
+    const main = await client.messages.stream(mainCall('claude-opus-5-5', effort)).finalMessage()
+    expect(
+      main.content.some((b) => b.type === 'text'),
+      effort,
+    ).toBe(true)
+  }
+}
 
 /** Gemini CLI's `thinkingBudget: 0` and Codex's effort `none` on the route `id`, each answered. */
 async function geminiAndCodexOff(id: string): Promise<void> {
@@ -351,14 +366,7 @@ describe('Kimi K3, which always reasons and refuses a forced tool_choice', {time
 
   it("K3.1 Pro: Claude Code's medium as high, xhigh and max as max, on the first try", async () => {
     await takeSimCalls(gw.simOrigin, /./)
-    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('k3pro')!, maxRetries: 0})
-    for (const effort of ['medium', 'xhigh', 'max']) {
-      const main = await client.messages.stream(mainCall('claude-opus-5-5', effort)).finalMessage()
-      expect(
-        main.content.some((b) => b.type === 'text'),
-        effort,
-      ).toBe(true)
-    }
+    await mainCalls('k3pro', ['medium', 'xhigh', 'max'])
     const sent = await takeSimCalls(gw.simOrigin, CHAT)
     expect(sent.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
       [undefined, 'high'],
@@ -366,6 +374,22 @@ describe('Kimi K3, which always reasons and refuses a forced tool_choice', {time
       [undefined, 'max'],
     ])
     expect((await rows('k3pro', 3)).map((r) => r.error)).toEqual([null, null, null])
+  })
+
+  it("Kimi Code's kimi-for-coding: Claude Code's medium as high, max as max, its helper call as low, one try each", async () => {
+    await takeSimCalls(gw.simOrigin, /./)
+    await mainCalls('kfc', ['medium', 'max'])
+    const client = new Anthropic({baseURL: gw.base, apiKey: gw.keys.get('kfc')!, maxRetries: 0})
+    const title = await client.messages.create(helperCall())
+    expect(title.content.some((b) => b.type === 'text')).toBe(true)
+    const sent = await takeSimCalls(gw.simOrigin, CHAT)
+    expect(sent.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
+      [undefined, 'high'],
+      [undefined, 'max'],
+      [undefined, 'low'],
+    ])
+    expect((await rows('kfc', 3)).map((r) => r.error)).toEqual([null, null, null])
+    expect(await learned('kimi-for-coding+kimi-always-thinks')).toEqual([])
   })
 
   it("a forced tool_choice (Claude Code's StructuredOutput): auto and the call asked for in words, one try", async () => {

@@ -53,6 +53,8 @@ const SWITCHES: Array<[string, Record<string, unknown>]> = [
   ['kimi-k3.1-pro', {reasoning_effort: 'low'}],
   ['kimi-k3.1-pro-highspeed', {reasoning_effort: 'low'}],
   ['moonshotai/Kimi-K3', {reasoning_effort: 'low'}],
+  // Kimi Code's alias neither: "Supported values are: 'low', 'high', and 'max'" (openhanako #2092)
+  ['kimi-for-coding', {reasoning_effort: 'low'}],
   ['glm-4.5-air', {thinking: {type: 'disabled'}}],
   ['glm-4.7', {thinking: {type: 'disabled'}}],
   ['glm-5.1', {thinking: {type: 'disabled'}}],
@@ -94,11 +96,10 @@ describe('chat encoder: thinking off to a model that thinks by default', () => {
       for (const model of [
         'deepseek-chat',
         'kimi-k2-0905-preview',
-        // K2.7 Code and Kimi Code's alias think always and take no switch ("invalid thinking: only
-        // type=enabled is allowed for this model"); K3 Fast does not reason
+        // K2.7 Code thinks always and takes no switch ("invalid thinking: only type=enabled is
+        // allowed for this model"); K3 Fast does not reason
         'kimi-k2.7-code',
         'kimi-k2.7-code-highspeed',
-        'kimi-for-coding',
         'kimi-k3-fast',
         'glm-4.1v-thinking',
         'qwen2.5-72b-instruct',
@@ -194,7 +195,7 @@ describe('chat encoder: thinking off to a local server (vLLM, SGLang, llama.cpp,
   })
 })
 
-describe('chat encoder: the efforts of a model that always thinks (GLM-5.3: low, high, max)', () => {
+describe('chat encoder: the efforts of a model that always thinks (GLM-5.3, Kimi K3, Kimi Code: low, high, max)', () => {
   const claudeCode = (effort: string) =>
     messagesCodec.decodeRequest(
       {
@@ -210,7 +211,15 @@ describe('chat encoder: the efforts of a model that always thinks (GLM-5.3: low,
     responsesCodec.decodeRequest({model: 'gpt-5.5', input: 'hi', reasoning: {effort}}, {})
 
   it("sends each client's effort as one GLM-5.3 takes: medium as high, minimal as low, xhigh and max as max", () => {
-    for (const model of ['glm-5.3', 'glm-5.3-flash', 'z-ai/glm-5.3', 'glm-5.3:cloud']) {
+    for (const model of [
+      'glm-5.3',
+      'glm-5.3-flash',
+      'z-ai/glm-5.3',
+      'glm-5.3:cloud',
+      'kimi-k3',
+      // Kimi Code refuses medium: "Supported values are: 'low', 'high', and 'max'." (openhanako #2092)
+      'kimi-for-coding',
+    ]) {
       const sent = (request: Request) => chatCodec.encodeRequest(request, model).reasoning_effort
       expect(sent(claudeCode('low')), model).toBe('low')
       expect(sent(claudeCode('medium')), model).toBe('high')

@@ -17,12 +17,13 @@
  *   not K2.7 Code (`kimi-k2.7-code`, `-highspeed`) nor Kimi Code's `kimi-for-coding` (the K2.7 Code
  *   and later models behind it), which think always and refuse it ("invalid thinking: only
  *   type=enabled is allowed for this model": oh-my-pi #3852, #3853; hermes-agent PR #55488; Volcano
- *   Ark's "The current model does not support disabling thinking", VicBilibily/GCMP #289) and take
- *   no other switch: nothing; nor Kimi K3 ({@link ALWAYS_THINKS}: `kimi-k3`, `kimi-k3.1-pro`,
- *   `-highspeed`), which always reasons and takes only a top-level `reasoning_effort` `low`, `high`
- *   or `max` (Moonshot's reasoning-effort guide: "Kimi K3 always reasons… When migrating from K2.x
- *   to K3, remove the K2.x `thinking` configuration", quoted in lemon07r/opencode-kimi-full PR #11;
- *   `none` refused, anomalyco/models.dev PR #4721; no effort is `max`): `reasoning_effort: "low"`;
+ *   Ark's "The current model does not support disabling thinking", VicBilibily/GCMP #289): K2.7
+ *   Code takes no other switch, nothing; nor Kimi K3 ({@link ALWAYS_THINKS}: `kimi-k3`,
+ *   `kimi-k3.1-pro`, `-highspeed`) and `kimi-for-coding`, which always reason and take only a
+ *   top-level `reasoning_effort` `low`, `high` or `max` (Moonshot's reasoning-effort guide: "Kimi
+ *   K3 always reasons… When migrating from K2.x to K3, remove the K2.x `thinking` configuration",
+ *   quoted in lemon07r/opencode-kimi-full PR #11; `none` refused, anomalyco/models.dev PR #4721;
+ *   Kimi Code's list, liliMozi/openhanako #2092; no effort is `max`): `reasoning_effort: "low"`;
  * - GLM-4.5 to GLM-5.2: the same (docs.bigmodel.cn, GLM-4.5: `thinking.type` enabled or disabled;
  *   GLM-4.7 and GLM-5 think by default); GLM-5.3 (`glm-5.3`, `-flash`, `-flashx`) has no off
  *   switch ({@link ALWAYS_THINKS}): `reasoning_effort: "low"`, the least it takes;
@@ -94,9 +95,12 @@ export function thinkingOffFields(model: string, local = false): Record<string, 
  * NousResearch/hermes-agent PR #81647, #76427: `medium` rounds to `high`, `xhigh` to `max`;
  * CherryHQ/cherry-studio PR #20036: `medium` refused with a 400); `thinking: {type: "disabled"}` and
  * the efforts `none`, `off` and `disabled` it refuses. Not `kimi-k3-fast`, a relay's variant that
- * does not reason (anomalyco/models.dev PR #4090).
+ * does not reason (anomalyco/models.dev PR #4090). Kimi Code's `kimi-for-coding` the same: it
+ * refuses `medium` with "Unsupported value: 'reasoning_effort' does not support 'medium' with this
+ * model. Supported values are: 'low', 'high', and 'max'." (liliMozi/openhanako #2092, 2026-07-09),
+ * and `thinking.type: disabled` (above). Not yet `kimi-k2.7-code` (no thread shows its efforts).
  */
-const ALWAYS_THINKS = /(?:^|\/)(?:glm-5\.3(?!\d)|kimi-k3(?![\d]|\S*-fast))/i
+const ALWAYS_THINKS = /(?:^|\/)(?:glm-5\.3(?!\d)|kimi-k3(?![\d]|\S*-fast)|kimi-for-coding)/i
 
 /**
  * xAI's Grok models that reason whether or not a request asks them to (any `vendor/` prefix
@@ -191,8 +195,8 @@ export function refusesForcedWhileThinking(model: string): boolean {
 
 /**
  * Kimi's chat models that refuse a forced `tool_choice` while thinking, as the K2.5 on do, and
- * cannot stop thinking (K3 and K3.1 Pro, {@link ALWAYS_THINKS}; K2.7 Code and `kimi-for-coding`,
- * which take `thinking.type: enabled` only: {@link thinkingOffFields}): a request that forces a
+ * cannot stop thinking (K3, K3.1 Pro and `kimi-for-coding`, {@link ALWAYS_THINKS}; K2.7 Code,
+ * which takes `thinking.type: enabled` only: {@link thinkingOffFields}): a request that forces a
  * call goes with `auto` and the call asked for in words from the first try (translate.ts; the rule
  * a learned `autoToolChoice` and the Messages encoder's Claude 5.5 have), not with thinking off,
  * which they refuse (agentscope-ai/agentscope-java PR #2320 degrades their tool_choice the same

@@ -717,7 +717,11 @@ describe("a Responses body passed through (Codex's) refused for a top-level fiel
         sentOfPassedResponses(codex),
       ),
     ).toMatch(/^refused access_programs /)
-    // never a field the request needs, one it did not send, or a param that names another field
+    // never a field the request needs, one it did not send, or a param that names another field;
+    // nor another field the body sent in the same words: only access_programs has been seen so
+    // (without Codex's store false OpenAI keeps the response, without include its reasoning's
+    // encrypted_content is lost, without service_tier the tier it chose)
+    const tiered = {...codex, service_tier: 'priority'}
     for (const [field, param] of [
       ['input', 'input.cyber'],
       ['tools', 'tools.0'],
@@ -725,10 +729,16 @@ describe("a Responses body passed through (Codex's) refused for a top-level fiel
       ['service_tier', 'service_tier.flex'],
       ['access_programs', 'prompt_cache_key.x'],
       ['access_programs', 'access_programsx.cyber'],
+      ['store', 'store'],
+      ['include', 'include'],
+      ['include', 'include.0'],
+      ['service_tier', 'service_tier'],
+      ['prompt_cache_key', 'prompt_cache_key'],
+      ['parallel_tool_calls', 'parallel_tool_calls'],
     ]) {
       const none = new UpstreamAdaptations()
       expect(
-        none.learn('openai', 'm', notEnabled(field, param), sentOfPassedResponses(codex)),
+        none.learn('openai', 'm', notEnabled(field, param), sentOfPassedResponses(tiered)),
         `${field} ${param}`,
       ).toBeUndefined()
       expect(none.get('openai', 'm')).toBeUndefined()
@@ -4106,6 +4116,27 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
         },
       }),
     ],
+    // Kimi K3 and GLM-5.3 behind a relay in Kimi's words: their "off" is effort low, still thinking
+    [
+      'kimi-choice-k3',
+      'kimi-k3',
+      JSON.stringify({
+        error: {
+          message: "tool_choice 'specified' is incompatible with thinking enabled",
+          type: 'invalid_request_error',
+        },
+      }),
+    ],
+    [
+      'glm-choice-53',
+      'z-ai/glm-5.3',
+      JSON.stringify({
+        error: {
+          message: "tool_choice 'required' is incompatible with thinking enabled",
+          type: 'invalid_request_error',
+        },
+      }),
+    ],
     [
       'dashscope-choice',
       'qwen3-max',
@@ -4149,8 +4180,8 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
       const a = new UpstreamAdaptations()
       const off = OFF[model]
       if (!off) {
-        // deepseek-reasoner and kimi-for-coding (K2.7 Code on: thinking always) have no switch:
-        // auto, the call asked for at the end of the prompt
+        // deepseek-reasoner, kimi-for-coding, Kimi K3 and GLM-5.3 (thinking always; the last three's
+        // "off" is effort low) have no switch: auto, the call asked for at the end of the prompt
         expect([provider, a.learn(provider, model, refusal, sentOfPassedChat(passed), 400)]).toEqual([
           provider,
           note,

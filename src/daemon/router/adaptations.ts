@@ -37,7 +37,12 @@ import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {INPUT_ITEM_REQUIRES} from '../../protocols/responses-input.js'
-import {nameLevel, takesThinkingLevel, thinkingOffFields} from '../../protocols/thinking-off.js'
+import {
+  chatThinkingIsOff,
+  nameLevel,
+  takesThinkingLevel,
+  thinkingOffFields,
+} from '../../protocols/thinking-off.js'
 import type {GeminiThinkingSent, SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
 import {refusesCacheTtl} from './cache-ttl.js'
@@ -262,9 +267,13 @@ function passedResponsesRefusal(
  * access_programs parameter is not enabled for this organization." (`param:
  * access_programs.cyber`, `code: unsupported_parameter`; vm0-ai/vm0 #35465), to Codex's
  * `access_programs` on every turn with another organization's key. No field it does not know
- * ({@link unknownResponsesFields}), but the request cannot go with it: the top-level field the
- * param names goes (`drop`, as a field it does not know), when the body sent it and can go
- * without it (not {@link RESPONSES_NEEDED}). Undefined for other words.
+ * ({@link unknownResponsesFields}), but the request cannot go with it: `access_programs` goes
+ * (`drop`, as a field it does not know), when the body sent it and the param is that field or a
+ * part of it. Only that field, the one these words have named on the wire (openai/codex #46398,
+ * #46481): the same words of `store`, `include` or `service_tier` would drop what the user
+ * chose (without Codex's `store: false` OpenAI keeps the response; without `include`, Codex loses
+ * its reasoning's `encrypted_content`), so they stay the client's to see. Undefined for other
+ * words.
  */
 function notEnabledResponsesField(
   errorText: string,
@@ -273,10 +282,10 @@ function notEnabledResponsesField(
 ): {next: UpstreamAdaptation; note: string} | undefined {
   if (!errorText.includes('not enabled for this organization')) return undefined
   const {param, message} = errorParts(errorText)
-  const named = /\b([A-Za-z_]\w{0,63}) parameter is not enabled for this organization/i.exec(message)?.[1]
-  if (named === undefined || typeof param !== 'string') return undefined
-  if (param !== named && !param.startsWith(`${named}.`)) return undefined
-  if (!sent.fields.includes(named) || RESPONSES_NEEDED.includes(named)) return undefined
+  const named = 'access_programs'
+  if (!/\baccess_programs parameter is not enabled for this organization/i.test(message)) return undefined
+  if (typeof param !== 'string' || (param !== named && !param.startsWith(`${named}.`))) return undefined
+  if (!sent.fields.includes(named)) return undefined
   return {
     next: {...known, drop: [...new Set([...(known.drop ?? []), named])]},
     note: `refused ${named} (not enabled for this organization): sent again without it`,
@@ -2905,8 +2914,10 @@ function decide(
  * requests go with `auto`, the call asked for in words; but a thinking-mode refusal of a request
  * sent with thinking on, to a model whose switch is known (thinking-off.ts `thinkingOffFields`:
  * Qwen3, GLM; DeepSeek V4 and Kimi get it from the first try), teaches that the requests that force
- * a call go with thinking off instead, the forced choice kept. Refused with thinking off too (or
- * the switch refused as a field), the forcing goes.
+ * a call go with thinking off instead, the forced choice kept. Not for a model whose "off" is only
+ * its least effort (Kimi K3, `kimi-for-coding`, GLM-5.3: `reasoning_effort: "low"`, still
+ * thinking): the retry would send the same bytes, so its first refusal teaches `auto`. Refused with
+ * thinking off too (or the switch refused as a field), the forcing goes.
  */
 function toolChoiceRefusal(
   errorText: string,
@@ -2931,6 +2942,7 @@ function toolChoiceRefusal(
       : undefined
   if (
     off &&
+    chatThinkingIsOff(off) &&
     THINKING_TOOL_CHOICE.test(message) &&
     Object.keys(off).some((field) => !known.drop?.includes(field))
   )

@@ -103,6 +103,19 @@ const codexText = (model: string, text: string, stream = false) =>
   `"prompt_cache_key":"s-1","access_programs":{"cyber":"standard"},"temperature":1.0}`
 
 const ACCESS = ',"access_programs":{"cyber":"standard"}'
+
+/** OpenAI's 400 for a parameter the organization is not entitled to, its whole body. */
+const notEnabled = (field: string, param: string): Refusal => ({
+  status: 400,
+  body: {
+    error: {
+      message: `The ${field} parameter is not enabled for this organization.`,
+      type: 'invalid_request_error',
+      param,
+      code: 'unsupported_parameter',
+    },
+  },
+})
 const NOTE = 'opencode-go refused access_programs (a field it does not know): sent again without it'
 
 describe("Codex's access_programs refused by a strict Responses server", () => {
@@ -158,18 +171,7 @@ describe("Codex's access_programs refused by a strict Responses server", () => {
 
   it("OpenAI's refusal of the program for another organization's key (vm0-ai/vm0 #35465): sent again without it, the next turn in one try", async () => {
     targets = [target('openai-org')]
-    // OpenAI's 400, its whole body
-    refuseProgram = {
-      status: 400,
-      body: {
-        error: {
-          message: 'The access_programs parameter is not enabled for this organization.',
-          type: 'invalid_request_error',
-          param: 'access_programs.cyber',
-          code: 'unsupported_parameter',
-        },
-      },
-    }
+    refuseProgram = notEnabled('access_programs', 'access_programs.cyber')
     const body = codexText('gpt-5.5', 'List the files.')
     const res = await post(body)
     expect(res.status).toBe(200)
@@ -191,6 +193,18 @@ describe("Codex's access_programs refused by a strict Responses server", () => {
     expect(again.status).toBe(200)
     expect(await again.text()).toBe(RESPONSES_STREAM)
     expect(received.map(String)).toEqual([next.replace(ACCESS, '')])
+  })
+
+  it("the same words of store (never seen on the wire): the client's 400 after one try, store false kept", async () => {
+    targets = [target('openai-store')]
+    refuseAll = notEnabled('store', 'store')
+    const body = codexText('gpt-5.5', 'List the files.')
+    expect(body).toContain('"store":false')
+    const res = await post(body)
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual(refuseAll.body)
+    expect(received.map(String)).toEqual([body])
+    expect(learnedAdaptations().find((a) => a.provider === 'openai-store')).toBeUndefined()
   })
 
   it('fields it refuses one a try are each dropped in the same request, beyond the cap of three other rules', async () => {

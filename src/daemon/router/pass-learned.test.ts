@@ -13,6 +13,7 @@ import type {ProxyTarget} from './proxy.js'
 import {learnedAdaptations} from './proxy.js'
 import type {Refusal, Upstream} from './proxy-fixture.js'
 import {CHAT_ANSWER, chatTarget, ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
+import {kimiRefusal} from '../../sim/upstream/quirks.js'
 
 /** What the upstream received, raw. */
 const received: Buffer[] = []
@@ -477,6 +478,41 @@ describe('a chat request passed through, refused for what a translated one is ad
     received.length = 0
     expect((await post(JSON.stringify(body))).status).toBe(200)
     expect(String(received[0])).toBe(JSON.stringify(body))
+  })
+
+  it("Kimi K3's refusal of a forced tool_choice (it cannot stop thinking): auto on the first refusal, from then on", async () => {
+    // (AI SDK's generateObject in tool mode, OpenCode forcing a named function; the simulator's
+    // judge of a Kimi model that always thinks, `kimi-always-thinks`)
+    for (const model of ['kimi-k3', 'kimi-for-coding']) {
+      targets = [target(`${model}-forced`, model)]
+      judge = (b) => {
+        const refused = kimiRefusal(b, new Set(['kimi-always-thinks'] as const), model)
+        return refused && {status: 400, body: refused.raw}
+      }
+      received.length = 0
+      const body = {
+        model,
+        messages: [{role: 'user', content: 'Read the file.'}],
+        tools: TOOLS,
+        tool_choice: {type: 'function', function: {name: 'read'}},
+      }
+      const auto = {
+        ...body,
+        messages: [{role: 'user', content: 'Read the file.\n\nIn this answer, call the tool read.'}],
+        tool_choice: 'auto',
+      }
+      // turn 1: 200 after the one refusal; turn 2: one try, auto from the start
+      const next = await refusedOnce(
+        JSON.stringify(body),
+        auto,
+        `${model}-forced refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt`,
+      )
+      expect(next, model).toEqual(auto)
+      expect(learnedAdaptations().find((a) => a.provider === `${model}-forced`)?.rules, model).toEqual([
+        'a forced tool_choice sent as auto, the call asked for at the end of the prompt',
+      ])
+      gateway.results.length = 0
+    }
   })
 
   it("leaves a refusal that teaches nothing the client's, as it came, after one try", async () => {

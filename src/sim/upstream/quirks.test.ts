@@ -1129,16 +1129,22 @@ describe('Kimi quirks (chat)', () => {
       return res.status === 200 ? 200 : [res.status, res.json?.error.message, Object.keys(res.json?.error)]
     }
     const keys = ['message', 'type']
-    for (const model of ['kimi-k3', 'kimi-k3.1-pro-highspeed', 'sim-mini+kimi-always-thinks']) {
+    for (const model of [
+      'kimi-k3',
+      'kimi-k3.1-pro-highspeed',
+      'sim-mini+kimi-always-thinks',
+      'kimi-for-coding+kimi-always-thinks',
+    ]) {
       expect(await words({model, thinking: {type: 'disabled'}}), model).toEqual([
         400,
         'invalid thinking: only type=enabled is allowed for this model',
         keys,
       ])
+      // (Kimi Code's words, liliMozi/openhanako #2092)
       for (const effort of ['none', 'off', 'medium', 'xhigh'])
         expect(await words({model, reasoning_effort: effort}), `${model} ${effort}`).toEqual([
           400,
-          'invalid reasoning_effort: only low, high and max are allowed for this model',
+          `Unsupported value: 'reasoning_effort' does not support '${effort}' with this model. Supported values are: 'low', 'high', and 'max'.`,
           keys,
         ])
       expect(await words({model, tools: chatTools, tool_choice: 'required'}), model).toEqual([

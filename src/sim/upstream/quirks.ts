@@ -1500,8 +1500,9 @@ export function ollamaReportedPrompt(quirks: Quirks, promptTokens: number): numb
  * tool result (the end of a tool loop) without one; `kimi-always-thinks` (and a model named
  * `kimi-k3…` but `-fast`), Kimi K3, which always reasons: `thinking.type: disabled` ("invalid
  * thinking: only type=enabled is allowed for this model", Kimi's words for K2.7 Code: oh-my-pi
- * #3852), a `reasoning_effort` but `low`, `high` and `max` (`none`, `medium`: "invalid
- * reasoning_effort: only low, high and max are allowed for this model", in the same words), a
+ * #3852), a `reasoning_effort` but `low`, `high` and `max` (`none`, `medium`: "Unsupported value:
+ * 'reasoning_effort' does not support 'medium' with this model. Supported values are: 'low',
+ * 'high', and 'max'.", Kimi Code's words for `kimi-for-coding`, liliMozi/openhanako #2092), a
  * forced `tool_choice` ("tool_choice 'required' is incompatible with thinking enabled"). Undefined
  * when the request is one it takes.
  */
@@ -1552,7 +1553,7 @@ function kimiAlwaysThinks(body: Record<string, unknown>): string | undefined {
     return 'invalid thinking: only type=enabled is allowed for this model'
   const effort = body.reasoning_effort
   if (effort !== undefined && !['low', 'high', 'max'].includes(String(effort)))
-    return 'invalid reasoning_effort: only low, high and max are allowed for this model'
+    return `Unsupported value: 'reasoning_effort' does not support '${String(effort)}' with this model. Supported values are: 'low', 'high', and 'max'.`
   const choice = body.tool_choice
   if (choice === 'required' || (typeof choice === 'object' && choice !== null))
     return `tool_choice '${choice === 'required' ? 'required' : 'specified'}' is incompatible with thinking enabled`
