@@ -165,32 +165,50 @@ const UNKNOWN_FIELD =
 
 /**
  * The places a refusal's words for a field it does not know name ({@link UNKNOWN_FIELD}, a strict
- * server's list, {@link LISTS_FIELDS}), each with the path the validator put before its words where
- * that path starts at a field the request sent (`fields`): zod's "tools.0: Unrecognized key(s) in
- * object: 'eager_input_streaming'" names a member of a tool, "messages.0.content.0: Unrecognized
- * key(s) in object: 'speed'" a member inside the conversation (`messages.0.content.0.speed`), never
- * the top-level field of that name; another word before them is a prefix of the message, not a
- * place ("litellm.BadRequestError: Unknown parameter: speed"). `words` without the request's echoes
- * ({@link withoutEchoes}).
+ * server's list, {@link LISTS_FIELDS}), each with the path the validator wrote for them where that
+ * path starts at a field the request sent (`fields`): before the words (zod 3's "tools.0:
+ * Unrecognized key(s) in object: 'eager_input_streaming'" names a member of a tool,
+ * "messages.0.content.0: Unrecognized key(s) in object: 'speed'" a member inside the conversation,
+ * `messages.0.content.0.speed`, never the top-level field of that name) or after them
+ * ({@link PATH_AFTER}: zod 4's `prettifyError`, zod-validation-error's); another word before them is
+ * a prefix of the message, not a place ("litellm.BadRequestError: Unknown parameter: speed").
+ * `words` without the request's echoes ({@link withoutEchoes}).
  */
 function unknownNamed(words: string, fields: readonly string[]): string[] {
-  const at = (index: number, name: string): string => {
-    const path = /([A-Za-z_][\w.[\]]{0,160})\s*:\s*$/.exec(words.slice(Math.max(0, index - 170), index))?.[1]
-    return path !== undefined && fields.includes(/^\w+/.exec(path)![0])
+  /** The place of `name`, named by the words between `index` and `end`. */
+  const at = (index: number, end: number, name: string): string => {
+    const after = PATH_AFTER.exec(words.slice(end, end + 480))
+    const path =
+      after !== null
+        ? (after[1] ?? after[2])
+        : /([A-Za-z_][\w.[\]]{0,160})\s*:\s*$/.exec(words.slice(Math.max(0, index - 170), index))?.[1]
+    return path !== undefined && fields.includes(/^\w*/.exec(path)![0])
       ? `${path.replace(/\[(\d+)\]/g, '.$1')}.${name}`
       : name
   }
-  const named = [...words.matchAll(UNKNOWN_FIELD)].map((m) => at(m.index, m[1]))
+  const named = [...words.matchAll(UNKNOWN_FIELD)].map((m) => at(m.index, m.index + m[0].length, m[1]))
   const listed = LISTS_FIELDS.exec(words)
-  if (listed)
+  if (listed) {
+    // (zod-validation-error's path after the list: `'speed', 'diagnostics' at "messages[1]"`)
+    const [list] = listed[1].split(/\s+at\s+"/)
+    const end = listed.index + listed[0].length - listed[1].length + list.length
     named.push(
-      ...listed[1]
+      ...list
         .split(/[\s,`'"]+/)
         .filter(Boolean)
-        .map((n) => at(listed.index, n)),
+        .map((n) => at(listed.index, end, n)),
     )
+  }
   return named
 }
+
+/**
+ * A validator's path written after its words for a field it does not know: zod-validation-error's
+ * `Unrecognized key(s) in object: 'speed' at "messages[1].content[0]"` (1), zod 4's `prettifyError`,
+ * the issue's path on the line after its words, "✖ Unrecognized key: \"eager_input_streaming\"\n  →
+ * at tools[0]" (2). Read from the end of the words.
+ */
+const PATH_AFTER = /^\s*at\s+"([^"\n]{1,160})"|^[^\n]{0,300}\n[ \t]*→ at ([^\s]{1,160})/
 
 /** Pydantic's plain-text refusal of a field: its name on a line of its own, then its words. */
 const PYDANTIC_EXTRA = /^([A-Za-z_]\w{0,63})\s*\n\s+Extra inputs are not permitted/gm
@@ -409,37 +427,46 @@ const EXTRA_AT_LINE = /^([A-Za-z_][\w.]{0,160})\s*\n\s+Extra inputs are not perm
  * Extra inputs are not permitted', input_type=str]"), serde's quoted value (`invalid type: string
  * "…", expected a sequence`, "unknown variant `…`, expected one of …"), AWS's ("1 validation error
  * detected: Value '…' at 'messages.1.member.content' failed to satisfy constraint", Bedrock's
- * envelope) and zod 3's (`received '…'`, an enum's). An echo runs to the last of its closing words
- * on its line, or to the line's end: a Python repr and a Rust Debug string hold no raw newline, so
- * the validator's own close is the last on the line, whatever the text quoted says (a quote, `',
- * input_type=str]`); AWS and zod do not escape, and what a line holds after such an echo is the
- * client's or lost (a refusal not read is the client's to see, one misread is learned for good).
+ * envelope) and zod 3's (`received '…'`, an enum's). A Python repr and a Rust Debug string hold no
+ * raw newline (`escapes`), so such an echo runs to the last of its closing words on its line, or to
+ * the line's end: the validator's own close is the last on the line, whatever the text quoted says
+ * (a quote, `', input_type=str]`). AWS and zod write the text as it came, line breaks and all: their
+ * echo runs to the last of its closing words in the whole message, or to its end (a pasted log's
+ * "diagnostics: Extra inputs are not permitted" on a line of its own inside `Value '…'` is the
+ * client's). What is cut is the client's or lost: a message that echoes so is a refusal of the
+ * input already, and a refusal not read is the client's to see, one misread is learned for good.
  */
-const ECHOES: ReadonlyArray<readonly [RegExp, string]> = [
-  [/input_value=/g, ', input_type='],
-  [/\binvalid (?:type|value): string \\*"/g, '", expected'],
-  [/\bunknown variant `/g, '`, expected'],
-  [/\bValue '/g, "' at '"],
-  [/\breceived '/g, "'"],
+const ECHOES: ReadonlyArray<readonly [opener: RegExp, closer: string, escapes: boolean]> = [
+  [/input_value=/g, ', input_type=', true],
+  [/\binvalid (?:type|value): string \\*"/g, '", expected', true],
+  [/\bunknown variant `/g, '`, expected', true],
+  [/\bValue '/g, "' at '", false],
+  [/\breceived '/g, "'", false],
 ]
 
 /** FastAPI's `"input":` member (JSON, JSON quoted in a message, Python's repr of the list: `'input':`). */
 const JSON_ECHO = /\\*["']input\\*["']\s*:/
 
-/** `text` with each echo that `opener` starts cut out up to the last `closer` on its line ({@link ECHOES}). */
-function cutEchoes(text: string, opener: RegExp, closer: string): string {
+/**
+ * `text` with each echo that `opener` starts cut out up to the last `closer` on its line, or in
+ * the whole text where the validator `escapes` no line break ({@link ECHOES}). Each search for the
+ * closer runs between the echo's start and that end only, and the next echo is looked for past
+ * where this one was cut: an error body is read whole, and a search back to the text's start for
+ * each line (a pasted log of 25,000 lines each opening an echo) would hold the daemon for minutes.
+ */
+function cutEchoes(text: string, opener: RegExp, closer: string, escapes: boolean): string {
   let out = ''
   let at = 0
   opener.lastIndex = 0
   for (let m = opener.exec(text); m !== null; m = opener.exec(text)) {
     const from = m.index + m[0].length
-    const line = text.indexOf('\n', from)
+    const line = escapes ? text.indexOf('\n', from) : -1
     const end = line === -1 ? text.length : line
-    const close = text.lastIndexOf(closer, end - closer.length)
-    const to = close >= from ? close : end
+    const close = text.slice(from, end).lastIndexOf(closer)
+    const to = close === -1 ? end : from + close
     out += text.slice(at, from) + '…'
     at = to
-    opener.lastIndex = Math.max(to, from)
+    opener.lastIndex = to
   }
   return at === 0 ? text : out + text.slice(at)
 }
@@ -450,7 +477,7 @@ function cutEchoes(text: string, opener: RegExp, closer: string): string {
  */
 function withoutEchoes(message: string): string {
   let cut = message
-  for (const [opener, closer] of ECHOES) cut = cutEchoes(cut, opener, closer)
+  for (const [opener, closer, escapes] of ECHOES) cut = cutEchoes(cut, opener, closer, escapes)
   const json = JSON_ECHO.exec(cut)
   return json ? cut.slice(0, json.index) : cut
 }
@@ -532,7 +559,10 @@ const CLOSED_SCHEMA =
  * PR #282). A host that validates a closed schema and refuses one of them (Bedrock, Vertex AI, a
  * LiteLLM or Copilot relay, a relay that drops their betas before Anthropic's API) refuses each
  * other one the body carries, a round trip each: they all go in the retry for the first
- * ({@link passedMessagesRefusal}), Claude Code's first turn two tries, not six. Its
+ * ({@link passedMessagesRefusal}), Claude Code's first turn two tries, not six; and those it did not
+ * carry are learned with them, since the host's schema is the same for its next body (a later
+ * `/fast` turn's `speed`, a Haiku helper's body learned per model): one more byte search per
+ * request for each such name (./top-fields.ts), where a refusal would cost a round trip. Its
  * `context_management` (context editing, June 2025) goes with them only where it is refused itself:
  * Bedrock and Vertex AI take it with its beta, while a host that does not know it knows none of the
  * newer ones. None of them changes the answer: without them the host neither diagnoses its cache,
@@ -545,8 +575,8 @@ const NEWER_TOOL_MEMBER = 'eager_input_streaming'
  * What a strict host's refusal of a Messages body passed through (Claude Code's) teaches
  * ({@link passedMessagesFields}): its top-level fields named go from then on (`drop`, cut out of
  * the bytes: ./top-fields.ts), the tool members named from every tool (`toolMembers`); named one of
- * Claude Code's optional newer fields in a closed schema's words, the other such fields the body
- * carries go with them, in the same retry ({@link CLAUDE_CODE_NEWER}).
+ * Claude Code's optional newer fields in a closed schema's words, all the others go with them, those
+ * the body carries in the same retry ({@link CLAUDE_CODE_NEWER}).
  */
 function passedMessagesRefusal(
   errorText: string,
@@ -559,18 +589,18 @@ function passedMessagesRefusal(
   const members = toolMembers.filter((m) => !known.toolMembers?.includes(m))
   const words = [...fields, ...members.map((m) => `its tools' ${m}`)]
   const alsoFields = newer
-    ? CLAUDE_CODE_NEWER.filter(
-        (f) => sent.fields.includes(f) && !fields.includes(f) && !known.drop?.includes(f),
-      )
+    ? CLAUDE_CODE_NEWER.filter((f) => !fields.includes(f) && !known.drop?.includes(f))
     : []
   const alsoMembers =
-    newer &&
-    sent.toolMembers?.includes(NEWER_TOOL_MEMBER) &&
-    !members.includes(NEWER_TOOL_MEMBER) &&
-    !known.toolMembers?.includes(NEWER_TOOL_MEMBER)
+    newer && !members.includes(NEWER_TOOL_MEMBER) && !known.toolMembers?.includes(NEWER_TOOL_MEMBER)
       ? [NEWER_TOOL_MEMBER]
       : []
-  const also = [...alsoFields, ...alsoMembers.map((m) => `its tools' ${m}`)]
+  // (named in the note: those the retry cuts out; the ones the body did not carry are learned alike)
+  const carried = [
+    ...alsoFields.filter((f) => sent.fields.includes(f)),
+    ...alsoMembers.filter((m) => sent.toolMembers?.includes(m)).map((m) => `its tools' ${m}`),
+  ]
+  const rest = alsoFields.length + alsoMembers.length > carried.length
   const dropped = [...fields, ...alsoFields]
   const cut = [...members, ...alsoMembers]
   return {
@@ -581,9 +611,11 @@ function passedMessagesRefusal(
     },
     note:
       `refused ${words.join(', ')}: sent again without ${words.length > 1 ? 'them' : 'it'}` +
-      (also.length > 0
-        ? `, and without ${also.join(', ')} (Claude Code's other newer ${also.length > 1 ? 'fields' : 'field'})`
-        : ''),
+      (carried.length > 0
+        ? `, and without ${carried.join(', ')} (Claude Code's other newer ${carried.length > 1 ? 'fields' : 'field'}${rest ? '; the rest from now on too' : ''})`
+        : rest
+          ? ", and from now on without Claude Code's other newer fields"
+          : ''),
   }
 }
 

@@ -45,6 +45,7 @@ const claudeCode = (extra: string, tools = '', stream = false) =>
   `${tools}"temperature":1.0${extra},"stream":${stream}}`
 
 const DIAGNOSTICS = ',"diagnostics":{"cache":{"previous_message_id":"msg_0"}}'
+const SPEED = ',"speed":"fast"'
 const TOOLS =
   '"tools":[{"name":"Bash","description":"Run a command.","input_schema":{"type":"object","properties":{}},"eager_input_streaming":true},' +
   '{"name":"Read","input_schema":{"type":"object"}, "eager_input_streaming" : true ,"cache_control":{"type":"ephemeral"}}],'
@@ -55,7 +56,7 @@ const WITHOUT_EAGER =
 const rules = (provider: string) => learnedAdaptations().find((a) => a.provider === provider)?.rules
 
 describe("Claude Code's newer fields refused by a strict host fronting Claude", {timeout: 30_000}, () => {
-  it('a top-level field (diagnostics): sent again at once without it; the next turn one try without it, the bytes otherwise as they came', async () => {
+  it("a top-level field (diagnostics): sent again at once without it; the next turn one try without it and Claude Code's other newer fields, the bytes otherwise as they came", async () => {
     targets = [target('bedrock')]
     const body = claudeCode(DIAGNOSTICS)
     const res = await post(body)
@@ -63,14 +64,23 @@ describe("Claude Code's newer fields refused by a strict host fronting Claude", 
     expect(await res.text()).toBe(MESSAGES_ANSWER)
     expect(received.map(String)).toEqual([body, body.replace(DIAGNOSTICS, '')])
     const [result] = await gateway.settled(1)
-    expect([result.status, result.error]).toEqual([200, 'bedrock refused diagnostics: sent again without it'])
-    expect(rules('bedrock')).toEqual(['sent without diagnostics'])
+    expect([result.status, result.error]).toEqual([
+      200,
+      "bedrock refused diagnostics: sent again without it, and from now on without Claude Code's other newer fields",
+    ])
+    expect(rules('bedrock')).toEqual([
+      'sent without diagnostics, fallbacks, fallback_credit_token, speed',
+      'tools sent without eager_input_streaming (refused)',
+    ])
 
-    // the next turn, streamed: one try, without it
+    // the next turn, streamed, in fast mode (`/fast` adds `speed`) with tools that stream their
+    // input: one try, without them all (the host's schema is the one that refused diagnostics)
     clear()
-    const next = claudeCode(DIAGNOSTICS, '', true)
+    const next = claudeCode(DIAGNOSTICS + SPEED, TOOLS, true)
     expect(await (await post(next)).text()).toBe(MESSAGES_STREAM)
-    expect(received.map(String)).toEqual([next.replace(DIAGNOSTICS, '')])
+    expect(received.map(String)).toEqual([
+      next.replace(DIAGNOSTICS + SPEED, '').replace(TOOLS, WITHOUT_EAGER),
+    ])
     expect((await gateway.settled(1))[0].error).toBeNull()
   })
 
@@ -80,8 +90,13 @@ describe("Claude Code's newer fields refused by a strict host fronting Claude", 
     expect((await post(body)).status).toBe(200)
     expect(received.map(String)).toEqual([body, body.replace(TOOLS, WITHOUT_EAGER)])
     const [result] = await gateway.settled(1)
-    expect(result.error).toBe("copilot refused its tools' eager_input_streaming: sent again without it")
-    expect(rules('copilot')).toEqual(['tools sent without eager_input_streaming (refused)'])
+    expect(result.error).toBe(
+      "copilot refused its tools' eager_input_streaming: sent again without it, and from now on without Claude Code's other newer fields",
+    )
+    expect(rules('copilot')).toEqual([
+      'sent without diagnostics, fallbacks, fallback_credit_token, speed',
+      'tools sent without eager_input_streaming (refused)',
+    ])
 
     clear()
     const next = claudeCode('', TOOLS, true)

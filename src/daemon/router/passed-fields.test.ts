@@ -92,24 +92,31 @@ describe("a strict host's refusal of a Messages body's fields", () => {
     for (const text of words) {
       const a = new UpstreamAdaptations()
       expect(a.learn('bedrock', 'claude', text, passed(only('diagnostics')), 400), text).toBe(
-        'refused diagnostics: sent again without it',
+        "refused diagnostics: sent again without it, and from now on without Claude Code's other newer fields",
       )
-      expect(a.get('bedrock', 'claude'), text).toEqual({drop: ['diagnostics']})
+      // (the host's schema is the same for the next body: a later `/fast` turn's `speed` costs no refusal)
+      expect(a.get('bedrock', 'claude'), text).toEqual({
+        drop: ['diagnostics', 'fallbacks', 'fallback_credit_token', 'speed'],
+        toolMembers: ['eager_input_streaming'],
+      })
     }
+    // any other field: only the one named
+    const other = passed({...only(), metadata: {user_id: 'u'}, service_tier: 'auto'})
     const a = new UpstreamAdaptations()
-    a.learn('z', 'm', anthropic('speed: Extra inputs are not permitted'), passed(only('speed')))
-    const known = a.get('z', 'm')
+    expect(a.learn('z', 'm', anthropic('metadata: Extra inputs are not permitted'), other)).toBe(
+      'refused metadata: sent again without it',
+    )
     // the next refusal, of the next field: kept beside it
     expect(
-      a.learn('z', 'm', anthropic('fallbacks: Extra inputs are not permitted'), {
-        ...passed(only('fallbacks')),
-        adaptedWith: known,
+      a.learn('z', 'm', anthropic('service_tier: Extra inputs are not permitted'), {
+        ...other,
+        adaptedWith: a.get('z', 'm'),
       }),
-    ).toBe('refused fallbacks: sent again without it')
-    expect(describeAdaptation(a.get('z', 'm')!)).toEqual(['sent without speed, fallbacks'])
+    ).toBe('refused service_tier: sent again without it')
+    expect(describeAdaptation(a.get('z', 'm')!)).toEqual(['sent without metadata, service_tier'])
     // cut out of the bytes, no parse
     expect(rewritesMessagesBody(a.get('z', 'm'))).toBe(false)
-    const bytes = Buffer.from('{"model":"m","speed":"fast","fallbacks":[{"model":"x"}],"messages":[]}')
+    const bytes = Buffer.from('{"model":"m","metadata":{"user_id":"u"},"service_tier":"auto","messages":[]}')
     expect(String(withoutTopFields(bytes, a.get('z', 'm')!.drop!))).toBe('{"model":"m","messages":[]}')
   })
 
@@ -118,18 +125,22 @@ describe("a strict host's refusal of a Messages body's fields", () => {
     const refused = anthropic('tools.0.custom.eager_input_streaming: Extra inputs are not permitted')
     const eager = passed(only('eager_input_streaming'))
     expect(a.learn('copilot', 'claude', refused, eager)).toBe(
-      "refused its tools' eager_input_streaming: sent again without it",
+      "refused its tools' eager_input_streaming: sent again without it, and from now on without Claude Code's other newer fields",
     )
-    expect(a.get('copilot', 'claude')).toEqual({toolMembers: ['eager_input_streaming']})
+    expect(a.get('copilot', 'claude')).toEqual({
+      drop: ['diagnostics', 'fallbacks', 'fallback_credit_token', 'speed'],
+      toolMembers: ['eager_input_streaming'],
+    })
     // Bedrock's older words, by the tool's JSON pointer; a relay's prefix before Anthropic's
     for (const words of [
       'Malformed input request: #/tools/1: extraneous key [eager_input_streaming] is not permitted',
       'upstream error: tools.3.eager_input_streaming: Extra inputs are not permitted',
     ])
       expect(new UpstreamAdaptations().learn('b', 'm', anthropic(words), eager), words).toBe(
-        "refused its tools' eager_input_streaming: sent again without it",
+        "refused its tools' eager_input_streaming: sent again without it, and from now on without Claude Code's other newer fields",
       )
     expect(describeAdaptation(a.get('copilot', 'claude')!)).toEqual([
+      'sent without diagnostics, fallbacks, fallback_credit_token, speed',
       'tools sent without eager_input_streaming (refused)',
     ])
     const tools =
@@ -203,7 +214,9 @@ describe("a strict host's refusal of a Messages body's fields", () => {
         "2 validation errors for MessagesRequest\ndiagnostics\n  Extra inputs are not permitted [type=extra_forbidden, input_value={'cache': 'speed: Extra inputs are not permitted'}, input_type=dict]\nfallbacks\n  Extra inputs are not permitted [type=extra_forbidden, input_value=[], input_type=list]",
         passed(only('diagnostics', 'fallbacks')),
       ),
-    ).toBe('refused diagnostics, fallbacks: sent again without them')
+    ).toBe(
+      "refused diagnostics, fallbacks: sent again without them, and from now on without Claude Code's other newer fields",
+    )
   })
 
   it("learns nothing from the echo of a user message that says a field is refused, in any validator's shape", () => {
@@ -211,6 +224,8 @@ describe("a strict host's refusal of a Messages body's fields", () => {
     // else: only the place a validator names teaches, never text inside what it quotes
     const said =
       "diagnostics: Extra inputs are not permitted; unknown field `speed`; Unrecognized key(s) in object: 'fallbacks'"
+    const pasted =
+      "look at this log:\ndiagnostics: Extra inputs are not permitted\nx' at 'y\nUnknown parameter: 'speed'."
     const echoes = [
       // pydantic's repr with a quote in it, so that its own `', input_type=` is inside the echo too
       `1 validation error for MessagesRequest\nmessages.1.content\n  Input should be a valid list [type=list_type, input_value="it's', input_type=str] ${said}", input_type=str]`,
@@ -232,42 +247,18 @@ describe("a strict host's refusal of a Messages body's fields", () => {
       ),
       // zod's enum, its value received
       anthropic(`messages.1.role: Invalid enum value. Expected 'user' | 'assistant', received '${said}'`),
+      // AWS and zod write the text as it came, line breaks and all: a pasted log's lines are the
+      // client's to the echo's last close in the whole message
+      anthropic(
+        `1 validation error detected: Value '${pasted}' at 'messages.1.member.content' failed to satisfy constraint: Member must have length less than or equal to 10`,
+      ),
+      anthropic(`messages.1.role: Invalid enum value. Expected 'user' | 'assistant', received '${pasted}'`),
     ]
     for (const text of echoes) {
       const a = new UpstreamAdaptations()
       expect(a.learn('relay', 'm', text, passed(), 400), text).toBeUndefined()
       expect(a.list(), text).toEqual([])
     }
-    // a place inside the conversation named by zod's path: not the top-level field of that name
-    expect(
-      new UpstreamAdaptations().learn(
-        'relay',
-        'm',
-        anthropic("messages.1.content.0: Unrecognized key(s) in object: 'speed'"),
-        passed(),
-        400,
-      ),
-    ).toBeUndefined()
-    // ...while a tool's path names a tool's member
-    expect(
-      new UpstreamAdaptations().learn(
-        'relay',
-        'm',
-        anthropic("tools.0: Unrecognized key(s) in object: 'eager_input_streaming'"),
-        passed(only('eager_input_streaming')),
-        400,
-      ),
-    ).toBe("refused its tools' eager_input_streaming: sent again without it")
-    // ...and a prefix that is no field of the request is no place
-    expect(
-      new UpstreamAdaptations().learn(
-        'litellm',
-        'm',
-        anthropic('litellm.BadRequestError: Unknown parameter: speed'),
-        passed(only('speed')),
-        400,
-      ),
-    ).toBe('refused speed: sent again without it')
     // a Responses body passed through the same: serde's and zod's echoes teach Codex's body nothing
     const codex = sentOfPassedResponses({model: 'gpt-5.5', input: 'hi', stream: true, speed: 'fast'})
     for (const text of [
@@ -278,7 +269,64 @@ describe("a strict host's refusal of a Messages body's fields", () => {
       expect(new UpstreamAdaptations().learn('relay', 'm', text, codex, 400), text).toBeUndefined()
   })
 
-  it("one of Claude Code's newer fields refused in a closed schema's words: the others it carries go in the same retry", () => {
+  it('reads an error body of any size in one pass: a pasted log of 100,000 lines, each opening an echo it does not close', () => {
+    // each line opens pydantic's echo and none closes it on its line: each is cut to its line's
+    // end, its close looked for on that line only (a search back to the message's start for each
+    // line held the daemon's one thread for minutes)
+    const lines = Array.from({length: 100_000}, (_, i) =>
+      i === 1 ? 'input_value=speed: Extra inputs are not permitted' : 'input_value=x',
+    )
+    const message = `${lines.length + 1} validation errors for MessagesRequest\n${lines.join('\n')}\ndiagnostics\n  Extra inputs are not permitted [type=extra_forbidden, input_value={}, input_type=dict]`
+    // read to its end (diagnostics refused), nothing read inside an echo (speed is the user's text)
+    expect(
+      new UpstreamAdaptations().learn('relay', 'm', message, passed(only('diagnostics', 'speed')), 400),
+    ).toBe(
+      "refused diagnostics: sent again without it, and without speed (Claude Code's other newer field; the rest from now on too)",
+    )
+  })
+
+  it("reads a name in a validator's words for a field it does not know at the path it wrote, before the words or after them", () => {
+    const speed =
+      "refused speed: sent again without it, and from now on without Claude Code's other newer fields"
+    const eager =
+      "refused its tools' eager_input_streaming: sent again without it, and from now on without Claude Code's other newer fields"
+    for (const [message, body, note] of [
+      // a place inside the conversation: not the top-level field of that name (zod 3's path before
+      // its words, zod 4's prettifyError on the line after, zod-validation-error's after them)
+      ["messages.1.content.0: Unrecognized key(s) in object: 'speed'", passed(), undefined],
+      ['✖ Unrecognized key: "speed"\n  → at messages[1].content[0]', passed(), undefined],
+      ['Validation error: Unrecognized key: "speed" at "messages[1].content[0]"', passed(), undefined],
+      ['Validation error: Unrecognized key(s) in object: \'speed\' at "messages[1]"', passed(), undefined],
+      // ...while a tool's path names a tool's member
+      [
+        "tools.0: Unrecognized key(s) in object: 'eager_input_streaming'",
+        passed(only('eager_input_streaming')),
+        eager,
+      ],
+      [
+        '✖ Unrecognized key: "eager_input_streaming"\n  → at tools[0]',
+        passed(only('eager_input_streaming')),
+        eager,
+      ],
+      [
+        'Validation error: Unrecognized key(s) in object: \'eager_input_streaming\' at "tools[1]"',
+        passed(only('eager_input_streaming')),
+        eager,
+      ],
+      // no path: the top level (zod 4's issue without its line, the next issue's own below it)
+      ['✖ Unrecognized key: "speed"\n✖ Invalid input\n  → at messages[1].role', passed(only('speed')), speed],
+      [
+        '✖ Unrecognized key: "speed"\n✖ Unrecognized key: "eager_input_streaming"\n  → at tools[0]',
+        passed(only('speed', 'eager_input_streaming')),
+        "refused speed, its tools' eager_input_streaming: sent again without them, and from now on without Claude Code's other newer fields",
+      ],
+      // ...and a prefix that is no field of the request is no place
+      ['litellm.BadRequestError: Unknown parameter: speed', passed(only('speed')), speed],
+    ] as const)
+      expect(new UpstreamAdaptations().learn('relay', 'm', anthropic(message), body, 400), message).toBe(note)
+  })
+
+  it("one of Claude Code's newer fields refused in a closed schema's words: the others it carries go in the same retry, those it does not are learned with them", () => {
     const all = "its tools' eager_input_streaming"
     const words = DIAGNOSTICS_REFUSED
     for (const text of words) {
@@ -302,9 +350,12 @@ describe("a strict host's refusal of a Messages body's fields", () => {
         passed(only('eager_input_streaming', 'speed', 'context_management')),
       ),
     ).toBe(
-      "refused its tools' eager_input_streaming: sent again without it, and without speed (Claude Code's other newer field)",
+      "refused its tools' eager_input_streaming: sent again without it, and without speed (Claude Code's other newer field; the rest from now on too)",
     )
-    expect(b.get('copilot', 'claude')).toEqual({drop: ['speed'], toolMembers: ['eager_input_streaming']})
+    expect(b.get('copilot', 'claude')).toEqual({
+      drop: ['diagnostics', 'fallbacks', 'fallback_credit_token', 'speed'],
+      toolMembers: ['eager_input_streaming'],
+    })
     // context editing refused: a host that does not know it knows none of the newer ones
     const c = new UpstreamAdaptations()
     expect(
