@@ -892,7 +892,7 @@ export async function proxyRequest(
       const {withHeldItems} = await import('../../protocols/held-items.js')
       let body: Buffer | undefined
       try {
-        body = withHeldItems(request.body, carry.items, serverOf(target))
+        body = withHeldItems(request.body, carry.items, {server: serverOf(target)})
       } catch (error) {
         // (an id gwctl lost: refused as the codecs' ItemReferenceError, which the caller reads)
         await loadTranslation()
@@ -1732,13 +1732,19 @@ export async function proxyRequest(
         const {withHeldItems} = await import('../../protocols/held-items.js')
         let again: Buffer | undefined
         try {
-          again = withHeldItems(body, carry.items, serverOf(target))
+          // (only a reference's id: one of a full item the server refused is the client's to mend)
+          again = withHeldItems(body, carry.items, {
+            server: serverOf(target),
+            named,
+            storeOff: prepared.storeOff,
+          })
         } catch (error) {
           const [translate] = translationLoaded ?? (await loadTranslation())
           if (!(error instanceof translate.ItemReferenceError)) throw error
           refusalRead = true
+          const lost = `"${error.id}", which gwctl minted and no longer holds`
           adapted.push(
-            `${provider.name} answered ${status} for item "${named}", which gwctl minted and no longer holds: answered 400, send the conversation's items in full`,
+            `${provider.name} answered ${status} for item ${error.id === named ? lost : `"${named}", which gwctl held, and the body names ${lost}`}: answered 400, send the item itself, not a reference`,
           )
           // (relayed as the upstream's refusal, as a 400: its request id, the breaker settled)
           status = 400
