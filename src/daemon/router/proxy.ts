@@ -811,7 +811,7 @@ export async function proxyRequest(
           // reference to a server's state, which only a Responses target passed through has);
           // answered as below if none does. (A request the IR cannot hold is refused at once.)
           const note = serverState
-            ? `${target.provider.name} skipped: ${(error as {named: string}).named} is held by the Responses server that made it, not by gwctl`
+            ? `skipped ${target.provider.name}: ${(error as {named: string}).named} is held by the Responses server that made it, not by gwctl`
             : message
           // (after a failed try the answer is that failure's, which a try that fell back left unsaid)
           if (serverState && tried > 0) result.error ??= attempts.findLast((a) => !a.skipped)?.error ?? null
@@ -2030,8 +2030,10 @@ export async function proxyRequest(
     } else {
       attempts.push({provider: provider.name, status})
       // an answer after earlier failures keeps why it fell back; a clean answer has no error
+      // (after server-state skips only, no fallback: the row names the skips as such)
       const reasons = attempts.length > 1 ? attempts.filter((a) => a.error).map((a) => a.error) : []
-      result.error = reasons.length > 0 ? `fell back after: ${reasons.join('; ')}` : null
+      result.error =
+        reasons.length > 0 ? `${result.fallback ? 'fell back after: ' : ''}${reasons.join('; ')}` : null
     }
 
     let outcome

@@ -161,7 +161,7 @@ describe("an item_reference to OpenAI's own item, the first target translated", 
       provider: 'openai',
       fallback: false,
       error:
-        'fell back after: deepseek skipped: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
+        'skipped deepseek: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
     })
     expect(target.breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 0})
   })
@@ -176,7 +176,7 @@ describe("an item_reference to OpenAI's own item, the first target translated", 
     expect(JSON.parse(seen[0].body).input[1]).toEqual({id: 'msg_oa1'})
     expect(seen.map((s) => s.server)).toEqual(['responses'])
     expect((await row()).error).toBe(
-      'fell back after: deepseek skipped: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
+      'skipped deepseek: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
     )
   })
 
@@ -240,6 +240,20 @@ describe("an item_reference to OpenAI's own item, the first target translated", 
 })
 
 describe('previous_response_id, the same way', () => {
+  it('skipped after a target that failed: a fallback, the row says so and names the skip', async () => {
+    failingModel = 'grok-4'
+    route = {targets: [responsesTarget('xai', 'grok-4', responses.origin), deepseek(), openai()]}
+    const res = await post({model: 'gpt-5.5', previous_response_id: 'resp_oa1', input: [user('And?')]})
+    expect(res.status).toBe(200)
+    expect(await row()).toEqual({
+      status: 200,
+      provider: 'openai',
+      fallback: true,
+      error:
+        'fell back after: xai: upstream answered 503; skipped deepseek: previous_response_id "resp_oa1" is held by the Responses server that made it, not by gwctl',
+    })
+  })
+
   it('goes to the Responses target passed through; the row names it', async () => {
     route = {targets: [deepseek(), openai()]}
     const body = {model: 'gpt-5.5', previous_response_id: 'resp_oa1', input: [user('And?')]}
@@ -247,7 +261,7 @@ describe('previous_response_id, the same way', () => {
     expect(res.status).toBe(200)
     expect(seen).toEqual([{server: 'responses', body: JSON.stringify(body)}])
     expect((await row()).error).toBe(
-      'fell back after: deepseek skipped: previous_response_id "resp_oa1" is held by the Responses server that made it, not by gwctl',
+      'skipped deepseek: previous_response_id "resp_oa1" is held by the Responses server that made it, not by gwctl',
     )
   })
 
