@@ -760,9 +760,12 @@ export type ThinkingForm = 'adaptive' | 'enabled'
  * How a Messages upstream's model is asked not to think: `omit`, no `thinking` (off by default:
  * Claude 4.x); `disabled`, `thinking.type: disabled` (Sonnet 5, Opus 5, Haiku 5.5: on by
  * default); `between_tools`, its lowest setting (Sonnet 5.5, which refuses `disabled`); `low`,
- * an `output_config.effort` of low (Opus 5.5, Fable, Mythos: thinking cannot be turned off).
+ * an `output_config.effort` of low (Opus 5.5, Fable, Mythos: thinking cannot be turned off);
+ * `least_budget`, `thinking.type: enabled` with Anthropic's least budget, 1 024 tokens (a server
+ * that takes only `enabled`, learned from its refusal of `disabled`: Kimi's Anthropic endpoints for
+ * K2.7 Code and kimi-for-coding, "invalid thinking: only type=enabled is allowed for this model").
  */
-export type ThinkingOff = 'omit' | 'disabled' | 'between_tools' | 'low'
+export type ThinkingOff = 'omit' | 'disabled' | 'between_tools' | 'low' | 'least_budget'
 
 /** What a Messages upstream's refusals taught of its model, beyond its thinking form. */
 export interface ClaudeLearned {

@@ -449,6 +449,7 @@ function offFields(off: ThinkingOff): Record<string, unknown> {
   if (off === 'disabled') return {thinking: {type: 'disabled'}}
   if (off === 'between_tools') return {thinking: {type: 'between_tools'}}
   if (off === 'low') return {output_config: {effort: 'low'}}
+  if (off === 'least_budget') return {thinking: {type: 'enabled', budget_tokens: MIN_BUDGET}}
   return {}
 }
 
@@ -506,10 +507,12 @@ export function encodeMessagesRequest(
   const claude = claudeThinking(model)
   const learned = ctx?.claude
   const jsonTool = jsonAnswerTool(request)
-  // a model that refuses a forced tool choice (Claude 5.5) gets `auto`, and the call asked for in
-  // the prompt
+  // a model that refuses a forced tool choice (Claude 5.5), or that cannot stop thinking (learned:
+  // `least_budget`, which Anthropic's rules forbid beside a forced call), gets `auto`, and the call
+  // asked for in the prompt
   const unforce =
-    (claude.noForcedTools || learned?.noForcedTools === true) && (!!jsonTool || forcing(request.toolChoice))
+    (claude.noForcedTools || learned?.noForcedTools === true || learned?.thinkingOff === 'least_budget') &&
+    (!!jsonTool || forcing(request.toolChoice))
   const forced = !unforce && (!!jsonTool || forcing(request.toolChoice))
   // kept beside the forced call: an Anthropic-compatible server that ignores `tool_choice` still
   // reads what to answer
@@ -585,6 +588,12 @@ export function encodeMessagesRequest(
     // without signed thinking); a client that said nothing gets the model's own default
     if (off !== 'omit' && (request.reasoning?.disabled === true || forced || breaks))
       thinking = offFields(off)
+    // (the least budget is thinking: the answer keeps the room the client gave it, past the
+    // budget, and no sampling setting goes beside it)
+    if (off === 'least_budget' && thinking !== undefined) {
+      if (maxTokens <= MIN_BUDGET) maxTokens += MIN_BUDGET
+      for (const k of Object.keys(sampling)) delete sampling[k]
+    }
   }
   const binds =
     (claude.prefixBinding || learned?.dropUnboundThinking === true) && learned?.noBlockBinding !== true

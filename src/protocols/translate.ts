@@ -1107,13 +1107,16 @@ export function adaptPassedMessages(
     }
   }
   if (adapt.thinking) passedThinkingForm(out, adapt.thinking)
-  if (adapt.claude?.noForcedTools) unforcedMessagesChoice(out)
+  // a model that takes thinking only on: as little as it takes, and no forced call beside it
+  const least = adapt.claude?.thinkingOff === 'least_budget'
+  if (least) leastThinking(out)
+  if (adapt.claude?.noForcedTools || least) unforcedMessagesChoice(out)
   // an assistant tool-call turn without thinking: DeepSeek's endpoint takes it with an empty block,
   // Kimi's with thinking off (./thinking-history.ts)
   if (adapt.claude?.emptyThinking && (out.thinking as {type?: unknown} | undefined)?.type !== 'disabled') {
     const messages = Array.isArray(out.messages) ? withEmptyThinking(out.messages as unknown[]) : undefined
     if (messages) out.messages = messages
-  } else if (adapt.claude?.thinkingEveryToolTurn) thinkingOffForToolTurns(out)
+  } else if (adapt.claude?.thinkingEveryToolTurn && !least) thinkingOffForToolTurns(out)
   adaptBody(out, adapt, undefined)
   return upstreamBytes(out)
 }
@@ -1230,6 +1233,19 @@ function unforcedMessagesChoice(body: Record<string, unknown>): void {
   else if (Array.isArray(last.content))
     messages[messages.length - 1] = {...last, content: [...last.content, {type: 'text', text}]}
   else messages[messages.length - 1] = {...last, content: text}
+}
+
+/**
+ * A passed-through body's thinking that is not on (`disabled`, `between_tools`, none) as `enabled`
+ * with Anthropic's least budget, and a `max_tokens` at or under it raised by it, as
+ * ../daemon/router/top-fields.ts `withLeastThinking` does in the bytes (a model that takes thinking
+ * only on: Kimi's "invalid thinking: only type=enabled is allowed for this model").
+ */
+function leastThinking(body: Record<string, unknown>): void {
+  const type = (body.thinking as {type?: unknown} | null | undefined)?.type
+  if (type === 'enabled' || type === 'adaptive') return
+  body.thinking = {type: 'enabled', budget_tokens: MIN_BUDGET}
+  if (typeof body.max_tokens === 'number' && body.max_tokens <= MIN_BUDGET) body.max_tokens += MIN_BUDGET
 }
 
 /** Anthropic's efforts, as the effort whose budget a `thinking.type: enabled` gets for them. */

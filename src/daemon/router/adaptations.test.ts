@@ -5648,3 +5648,78 @@ describe("Kimi's Anthropic endpoint: a tool call turn without thinking (research
     )
   })
 })
+
+describe("Kimi's Anthropic endpoint, which takes thinking only on", () => {
+  const kimi = JSON.stringify({
+    type: 'error',
+    error: {
+      type: 'invalid_request_error',
+      message: 'invalid thinking: only type=enabled is allowed for this model',
+    },
+  })
+  const body = (extra: Record<string, unknown>) => ({
+    model: 'kimi-k2.7-code',
+    max_tokens: 512,
+    messages: [{role: 'user', content: 'hi'}],
+    ...extra,
+  })
+
+  it('learns the least budget from a body that turned thinking off or left it out, nothing from one that thinks', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('kimi', 'k', kimi, sentOfPassedMessages(body({thinking: {type: 'disabled'}})))).toBe(
+      'refused thinking.type disabled (only enabled is allowed): sent again with thinking.type enabled and the least budget, 1024 tokens (a request without thinking on, from now on)',
+    )
+    expect(a.get('kimi', 'k')).toEqual({claude: {thinkingOff: 'least_budget'}})
+    expect(describeAdaptation(a.get('kimi', 'k')!)).toEqual([
+      'thinking turned down to thinking.type enabled with the least budget, 1024 tokens, a forced tool_choice as auto (only enabled is allowed)',
+    ])
+    const b = new UpstreamAdaptations()
+    expect(b.learn('kimi', 'k', kimi, sentOfPassedMessages(body({})))).toMatch(
+      /^refused a request without thinking \(only enabled is allowed\)/,
+    )
+    // a forced call learned before (thinking off for it) goes: the model cannot stop thinking
+    const c = new UpstreamAdaptations()
+    const required = JSON.stringify({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: "tool_choice 'required' is incompatible with thinking enabled",
+      },
+    })
+    expect(c.learn('kimi', 'k', required, sentOfPassedMessages(body({tool_choice: {type: 'any'}})))).toMatch(
+      /^refused a forced tool_choice in thinking mode/,
+    )
+    const forced = body({thinking: {type: 'disabled'}, tool_choice: {type: 'any'}})
+    expect(c.learn('kimi', 'k', kimi, sentOfPassedMessages(forced, c.get('kimi', 'k')))).toMatch(
+      /1024 tokens, the forced tool_choice as auto with the call asked for at the end of the prompt/,
+    )
+    expect(c.get('kimi', 'k')).toEqual({claude: {thinkingOff: 'least_budget'}})
+    for (const thinking of [{type: 'enabled', budget_tokens: 1024}, {type: 'adaptive'}])
+      expect(
+        new UpstreamAdaptations().learn('kimi', 'k', kimi, sentOfPassedMessages(body({thinking}))),
+      ).toBeUndefined()
+  })
+
+  it('a passed-through body written again from its parse: the least budget, max_tokens above it, a forced call as auto', () => {
+    const learned: UpstreamAdaptation = {claude: {thinkingOff: 'least_budget'}}
+    const sent = JSON.parse(
+      adaptPassedMessages(
+        body({
+          thinking: {type: 'disabled'},
+          tools: [{name: 'T', input_schema: {}}],
+          tool_choice: {type: 'tool', name: 'T'},
+        }),
+        learned,
+      ).toString(),
+    )
+    expect([sent.thinking, sent.max_tokens, sent.tool_choice]).toEqual([
+      {type: 'enabled', budget_tokens: 1024},
+      1536,
+      {type: 'auto'},
+    ])
+    expect(JSON.stringify(sent.messages.at(-1))).toMatch(/call the tool T/)
+    // one that thinks goes as it came
+    const thinks = body({max_tokens: 8000, thinking: {type: 'enabled', budget_tokens: 4000}})
+    expect(JSON.parse(adaptPassedMessages(thinks, learned).toString())).toEqual(thinks)
+  })
+})

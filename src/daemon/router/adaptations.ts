@@ -817,6 +817,9 @@ export function onlyMoreCuts(
   )
 }
 
+/** Kimi's refusal of thinking that is not on ("invalid thinking: only type=enabled is allowed for this model"). */
+const ONLY_ENABLED = /(?:^|: |- |["'])invalid thinking\W{0,3}only type\W{0,3}enabled\W{0,3}is allowed/i
+
 /** A pydantic validation error's echo of the input it refused. */
 const ECHOES_INPUT = /['"]input['"]\s*:|input_value=|validation errors? for /i
 
@@ -1159,6 +1162,22 @@ function claudeLearned(
       {thinkingOff: 'disabled'},
       'thinks unless told not to: sent again with thinking.type disabled',
     )
+  // Kimi's Anthropic endpoints (Kimi Code's `api.kimi.com/coding`, Moonshot's `/anthropic`) for a
+  // model that takes thinking only on: "invalid thinking: only type=enabled is allowed for this
+  // model" (kimi-k2.7-code, kimi-for-coding: MoonshotAI/Kimi-K2 #141, oh-my-pi #3852, hermes-agent
+  // #55488) to Claude Code's helper calls (`disabled`, or none): thinking as little as the model
+  // takes, `enabled` with Anthropic's least budget, and a forced call as `auto` (Anthropic's rules
+  // forbid it beside thinking). Learned, not known by the name: the same name elsewhere takes
+  // `disabled` (Kimi Code's K3: openclaw PR #109335)
+  if (
+    sent.thinking === undefined &&
+    known.claude?.thinkingOff !== 'least_budget' &&
+    ONLY_ENABLED.test(message)
+  )
+    return {
+      next: {...known, forcedThinkingOff: undefined, claude: {...known.claude, thinkingOff: 'least_budget'}},
+      note: `refused ${sent.thinkingOff === undefined ? 'a request without thinking' : `thinking.type ${sent.thinkingOff}`} (only enabled is allowed): sent again with thinking.type enabled and the least budget, 1024 tokens${sent.forcedTool ? ', the forced tool_choice as auto with the call asked for at the end of the prompt' : ''} (a request without thinking on, from now on)`,
+    }
   // (and an Anthropic-compatible server of a model that always thinks, in Z.AI's words for GLM-5.3:
   // "... cannot be disabled; please use low, high, or max", its least effort then)
   if (
@@ -3179,6 +3198,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   else if (a.thinking === 'enabled') rules.push('thinking sent as enabled, with a budget (adaptive refused)')
   const off = a.claude?.thinkingOff
   if (off === 'low') rules.push('thinking turned down to output_config.effort low (it cannot be turned off)')
+  else if (off === 'least_budget')
+    rules.push(
+      `thinking turned down to thinking.type enabled with the least budget, 1024 tokens, a forced tool_choice as auto (only enabled is allowed)`,
+    )
   else if (off) rules.push(`thinking turned off with thinking.type ${off}`)
   if (a.effortOnlyWithThinking)
     rules.push('output_config.effort left out where thinking.type is disabled (refused together)')

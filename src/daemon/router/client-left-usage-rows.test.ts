@@ -4,10 +4,12 @@
  * anyone reads it, is read to its end, and the 499 row in logs.db holds its usage, which `gwctl
  * usage` counts; within the idle timeout from the leaving. A stream's upstream request is aborted
  * at once (the vendors stop generating a stream whose reader left), but Amazon Bedrock's, which
- * bills it whole: read on so. Through the Router into logs.db, with a scripted chat upstream (its
- * headers late, or its body in two parts; as Bedrock by its host name resolved to this machine).
+ * bills it whole: read on so, while it goes on generating (its deadline counts from its last event).
+ * Through the Router into logs.db, with a scripted chat upstream (its headers late, or its body in
+ * parts; as Bedrock by its host name resolved to this machine).
  */
 import {lookup} from 'node:dns'
+import {request} from 'node:http'
 import type {LookupFunction} from 'node:net'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
@@ -29,6 +31,11 @@ const STREAM = [
   .concat('data: [DONE]\n\n')
   .join('')
 
+/** Where STREAM's first event ends. */
+const FIRST = STREAM.indexOf('\n\n') + 2
+/** A 64 KB event of text. */
+const BIG_EVENT = `data: ${JSON.stringify({id: 'c', object: 'chat.completion.chunk', model: 'm', choices: [{index: 0, delta: {content: 'x'.repeat(64 * 1024)}, finish_reason: null}]})}\n\n`
+
 /** The row of a client that left, with the usage the upstream billed. */
 const BILLED_ROW = {status: 499, error: 'client closed the connection', inputTokens: 1200, outputTokens: 40}
 
@@ -37,8 +44,23 @@ const BILLED_ROW = {status: 499, error: 'client closed the connection', inputTok
  * its headers and the first half of the body at once, the rest 300 ms later (JSON, streamed or
  * not); `trickle` the headers and a stream's first event at once, the rest (its usage) 300 ms
  * later (`stall`: never); `never` sends nothing; `refuse` a 400 300 ms later; `fail` a 500 at once.
+ * After a stream's first event: `drip` an event every 200 ms for 2 s, then the rest; `blanks` a
+ * keep-alive blank every 200 ms for 2.4 s, then the rest; `flood` 8 MB of events at once, the rest
+ * 600 ms later; `deluge` 20 MB of events from 300 ms on, as fast as they are read, then the rest.
  */
-let mode: 'late' | 'split' | 'trickle' | 'stall' | 'never' | 'refuse' | 'large' | 'fail' = 'late'
+let mode:
+  | 'late'
+  | 'split'
+  | 'trickle'
+  | 'stall'
+  | 'drip'
+  | 'blanks'
+  | 'flood'
+  | 'deluge'
+  | 'never'
+  | 'refuse'
+  | 'large'
+  | 'fail' = 'late'
 /** Called when the upstream got a request, and when it sent its headers. */
 let received: () => void = () => undefined
 let headersSent: () => void = () => undefined
@@ -55,25 +77,25 @@ let url: string
  * held), as a server on this machine (`local`: vLLM, Ollama, LM Studio; never held), or as a vendor
  * whose breaker opens at one failure and lets a trial through 200 ms later (`trial`), or as Amazon
  * Bedrock's OpenAI endpoint (`bedrock`: its name, which `lookup` resolves to this machine; `mantle`
- * its Mantle endpoint's).
+ * its Mantle endpoint's; `shouting` the runtime's name in capitals; `vpce` an interface VPC
+ * endpoint's own name, AWS PrivateLink).
  */
-type As = 'up' | 'local' | 'trial' | 'bedrock' | 'mantle'
+type As = 'up' | 'local' | 'trial' | 'bedrock' | 'mantle' | 'shouting' | 'vpce'
+/** A chat provider as the upstream, by the name `host` (resolved to this machine: `lookup`). */
+const at = (name: As, host: string, path: string): ProviderConfig => ({
+  name,
+  family: 'chat',
+  baseUrl: `http://${host}:${new URL(upstream.origin).port}${path}`,
+  credential: {secret: 'k'},
+})
 const providers = (): ProviderConfig[] => [
   {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}, origin: 'sim'},
   {name: 'local', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
   {name: 'trial', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}, origin: 'sim'},
-  {
-    name: 'bedrock',
-    family: 'chat',
-    baseUrl: `http://bedrock-runtime.us-east-1.amazonaws.com:${new URL(upstream.origin).port}/openai/v1`,
-    credential: {secret: 'k'},
-  },
-  {
-    name: 'mantle',
-    family: 'chat',
-    baseUrl: `http://bedrock-mantle.us-east-1.api.aws:${new URL(upstream.origin).port}/v1`,
-    credential: {secret: 'k'},
-  },
+  at('bedrock', 'bedrock-runtime.us-east-1.amazonaws.com', '/openai/v1'),
+  at('mantle', 'bedrock-mantle.us-east-1.api.aws', '/v1'),
+  at('shouting', 'BEDROCK-RUNTIME.US-EAST-1.AMAZONAWS.COM', '/openai/v1'),
+  at('vpce', 'vpce-0a1b2c3d4e5f-k3h2m1.bedrock-runtime.us-east-1.vpce.amazonaws.com', '/openai/v1'),
 ]
 /** Every upstream name to this machine, where the scripted upstream listens. */
 const toThisMachine: LookupFunction = (_hostname, options, callback) => lookup('127.0.0.1', options, callback)
@@ -138,10 +160,34 @@ beforeAll(async () => {
       )
     if (mode === 'trickle' || mode === 'stall') {
       res.writeHead(200, {'content-type': 'text/event-stream'})
-      const first = STREAM.indexOf('\n\n') + 2
-      res.write(STREAM.slice(0, first))
+      res.write(STREAM.slice(0, FIRST))
       headersSent()
-      if (mode === 'trickle') timers.push(setTimeout(() => res.end(STREAM.slice(first)), 300))
+      if (mode === 'trickle') timers.push(setTimeout(() => res.end(STREAM.slice(FIRST)), 300))
+    }
+    if (mode === 'drip' || mode === 'blanks' || mode === 'flood' || mode === 'deluge') {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.write(STREAM.slice(0, FIRST))
+      // (written before the leaving: the gateway pauses for a client that does not read them)
+      if (mode === 'flood') for (let i = 0; i < 128; i++) res.write(BIG_EVENT)
+      headersSent()
+      // `count` times `piece`, `every` ms apart (0: as fast as the gateway reads them), then the rest
+      const paced = (piece: string, count: number, every: number): void => {
+        const next = (): void => {
+          while (count-- > 0) {
+            if (every > 0) {
+              res.write(piece)
+              return void timers.push(setTimeout(next, every))
+            }
+            if (!res.write(piece)) return void res.once('drain', next)
+          }
+          res.end(STREAM.slice(FIRST))
+        }
+        timers.push(setTimeout(next, every || 300))
+      }
+      if (mode === 'drip') paced(STREAM.slice(0, FIRST), 10, 200)
+      if (mode === 'blanks') paced(': keep-alive\n\n', 12, 200)
+      if (mode === 'flood') paced('', 0, 600)
+      if (mode === 'deluge') paced(BIG_EVENT, 320, 0)
     }
     if (mode === 'split') {
       res.writeHead(200, {'content-type': 'application/json'})
@@ -167,18 +213,29 @@ afterAll(async () => {
   upstream.close()
 })
 
+/** A chat (or Messages) request's address and body. */
+const requestOf = (entrance: Family, stream: boolean): [string, string] => [
+  `${url}/v1/${entrance === 'messages' ? 'messages' : 'chat/completions'}`,
+  JSON.stringify(
+    entrance === 'messages'
+      ? {model: 'claude-x', max_tokens: 64, stream, messages: [{role: 'user', content: 'hi'}]}
+      : {model: 'm', stream, messages: [{role: 'user', content: 'hi'}]},
+  ),
+]
+
 /** Sends a chat (or Messages, translated to chat) request to the upstream as `as`. */
 function send(entrance: Family, stream: boolean, as: As, signal?: AbortSignal): Promise<Response> {
-  return fetch(`${url}/v1/${entrance === 'messages' ? 'messages' : 'chat/completions'}`, {
-    method: 'POST',
-    headers: {'content-type': 'application/json', 'x-as': as},
-    body: JSON.stringify(
-      entrance === 'messages'
-        ? {model: 'claude-x', max_tokens: 64, stream, messages: [{role: 'user', content: 'hi'}]}
-        : {model: 'm', stream, messages: [{role: 'user', content: 'hi'}]},
-    ),
-    signal,
-  })
+  const [to, body] = requestOf(entrance, stream)
+  return fetch(to, {method: 'POST', headers: {'content-type': 'application/json', 'x-as': as}, body, signal})
+}
+
+/** The log row written after `logged` rows (the last row, should none come). */
+async function nextRow(logged: number) {
+  for (let i = 0; i < 600 && store.queryLogs().length === logged; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    store.flush()
+  }
+  return store.queryLogs({limit: 1})[0]!
 }
 
 /**
@@ -196,11 +253,31 @@ async function leave(entrance: Family, when: 'before' | 'after', stream = false,
   await new Promise((resolve) => setTimeout(resolve, 50))
   controller.abort()
   await answer
-  for (let i = 0; i < 600 && store.queryLogs().length === logged; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 5))
-    store.flush()
-  }
-  return store.queryLogs({limit: 1})[0]!
+  return nextRow(logged)
+}
+
+/** The row of a Bedrock stream given up after its client left: the status it got, no usage to come. */
+function givenUp(row: Awaited<ReturnType<typeof nextRow>>): void {
+  expect(row).toMatchObject({provider: 'bedrock', status: 200, error: 'client closed the connection'})
+  expect(row.outputTokens).not.toBe(40)
+}
+
+/**
+ * Sends a streamed chat (or Messages) request to Bedrock whose client reads none of the answer (the
+ * gateway waits for its 'drain'), and leaves 200 ms after the upstream's headers; the log row it left.
+ */
+async function leaveUnread(entrance: Family) {
+  const logged = store.queryLogs().length
+  const arrived = new Promise<void>((resolve) => (headersSent = resolve))
+  const [to, body] = requestOf(entrance, true)
+  const req = request(to, {method: 'POST', headers: {'content-type': 'application/json', 'x-as': 'bedrock'}})
+  req.on('error', () => undefined)
+  req.on('response', (answer) => answer.pause())
+  req.end(body)
+  await arrived
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  req.destroy()
+  return nextRow(logged)
 }
 
 describe('a request not streamed whose client left: the 499 row holds the usage its upstream billed', () => {
@@ -322,7 +399,7 @@ describe('a JSON answer to a translated request streamed (an upstream that ignor
 })
 
 describe('a stream to Amazon Bedrock (which goes on generating, and billing, a stream whose reader left)', () => {
-  it.each(['bedrock', 'mantle'] as const)(
+  it.each(['bedrock', 'mantle', 'shouting', 'vpce'] as const)(
     'passed through (%s), the client gone mid-stream: read on to its end, the row holds the usage',
     async (as) => {
       mode = 'trickle'
@@ -352,21 +429,67 @@ describe('a stream to Amazon Bedrock (which goes on generating, and billing, a s
     expect(cutOff).toBe(false)
   })
 
-  it.each(['chat', 'messages'] as const)(
-    '%s entrance: one that stalls after the leaving is given up at the idle timeout (its connection let go), the row without the usage to come',
-    async (entrance) => {
-      mode = 'stall'
-      const row = await leave(entrance, 'after', true, 'bedrock')
+  it.each([
+    ['chat', 'stall'],
+    ['messages', 'stall'],
+    ['chat', 'blanks'],
+    ['messages', 'blanks'],
+  ] as const)(
+    '%s entrance, %s: one silent after the leaving, or sending keep-alive blanks alone (none restarts its deadline), is given up at the idle timeout (its connection let go), the row without the usage to come',
+    async (entrance, how) => {
+      mode = how
+      givenUp(await leave(entrance, 'after', true, 'bedrock'))
       await upstreamClosed
       expect(cutOff).toBe(true)
-      expect(row).toMatchObject({provider: 'bedrock', status: 200, error: 'client closed the connection'})
-      expect(row.outputTokens).not.toBe(40)
+    },
+  )
+
+  it.each(['chat', 'messages'] as const)(
+    '%s entrance: one still generating past the idle timeout from the leaving (an event every 200 ms for 2 s) is read to its end: its deadline counts from its last event',
+    async (entrance) => {
+      mode = 'drip'
+      const row = await leave(entrance, 'after', true, 'bedrock')
+      expect(row).toMatchObject({...BILLED_ROW, provider: 'bedrock', status: 200})
+      expect(cutOff).toBe(false)
+    },
+  )
+
+  it.each(['chat', 'messages'] as const)(
+    '%s entrance: one still generating is read on no further than 16 MB after the leaving: given up, the row without the usage to come',
+    async (entrance) => {
+      mode = 'deluge'
+      // (the upstream may have handed its last bytes to the socket's buffers by then: not cut off)
+      givenUp(await leave(entrance, 'after', true, 'bedrock'))
+    },
+    20_000,
+  )
+
+  it.each(['chat', 'messages'] as const)(
+    '%s entrance: a client that stopped reading (the gateway waiting for its drain) and then left: read on to its end',
+    async (entrance) => {
+      mode = 'flood'
+      const row = await leaveUnread(entrance)
+      expect(row).toMatchObject({
+        provider: 'bedrock',
+        error: 'client closed the connection',
+        inputTokens: 1200,
+      })
+      expect(row.outputTokens).toBe(40)
+      expect(cutOff).toBe(false)
     },
   )
 
   it("another vendor's stream (OpenAI's, Anthropic's stop) is still aborted mid-stream, its usage unread", async () => {
     mode = 'trickle'
     const row = await leave('chat', 'after', true, 'up')
+    await upstreamClosed
+    expect(cutOff).toBe(true)
+    expect(row).toMatchObject({provider: 'up', error: 'client closed the connection', inputTokens: 0})
+  })
+
+  it('an SSE answer to a request not streamed (a relay that forces streaming) is aborted at the leaving as before, not read on', async () => {
+    mode = 'trickle'
+    const row = await leave('chat', 'after', false, 'up')
     await upstreamClosed
     expect(cutOff).toBe(true)
     expect(row).toMatchObject({provider: 'up', error: 'client closed the connection', inputTokens: 0})

@@ -13,6 +13,7 @@ import {
   calledAsFunction,
   holdsAgentMessage,
   holdsOpenAiToolShapes,
+  isAmazonBedrock,
   isLocalServer,
   isOpenAiApi,
   isAzureHost,
@@ -871,6 +872,32 @@ describe('plain-tools helpers', () => {
       'not a url',
     ])
       expect([url, isLocalServer(url)]).toEqual([url, false])
+  })
+
+  it("knows Amazon Bedrock's runtime and Mantle endpoints by their host, whatever its case (a stream read on after its client left)", () => {
+    for (const url of [
+      'https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1',
+      'https://bedrock-runtime-fips.us-gov-west-1.amazonaws.com',
+      'https://bedrock-runtime.cn-north-1.amazonaws.com.cn/openai/v1',
+      'https://bedrock-mantle.us-east-1.api.aws/v1',
+      'https://BEDROCK-RUNTIME.US-EAST-1.AMAZONAWS.COM/openai/v1',
+      'https://Bedrock-Mantle.eu-west-1.api.aws:443/v1',
+      // an interface VPC endpoint's own names (AWS PrivateLink), regional and zonal
+      'https://vpce-0abc-xyz.bedrock-runtime.us-east-1.vpce.amazonaws.com/openai/v1',
+      'https://vpce-0a1b2c3d-k3h2-us-east-1a.bedrock-runtime.us-east-1.vpce.amazonaws.com',
+      'https://vpce-0abc-xyz.bedrock-mantle.us-west-2.vpce.amazonaws.com/v1',
+    ])
+      expect([url, isAmazonBedrock(url)]).toEqual([url, true])
+    for (const url of [
+      'https://bedrock.us-east-1.amazonaws.com',
+      'https://bedrock-agent-runtime.us-east-1.amazonaws.com',
+      'https://bedrock-runtime.us-east-1.amazonaws.com.example.com/v1',
+      'https://relay.example.com/bedrock-runtime.us-east-1.amazonaws.com/v1',
+      'https://bedrock-mantle.us-east-1.api.aws.example.com',
+      'https://litellm.internal/bedrock-',
+      'not a url',
+    ])
+      expect([url, isAmazonBedrock(url)]).toEqual([url, false])
   })
 
   it("knows OpenAI's own API by its host", () => {

@@ -289,30 +289,51 @@ export function isXaiApi(baseUrl: string): boolean {
   return /^https:\/\/api\.x\.ai(?:[:/?#]|$)/i.test(baseUrl)
 }
 
-const local = new Map<string, boolean>()
+/**
+ * `test` of a base URL's host name (lowercased, as a URL parser writes it; false for a base URL
+ * that does not parse), memoized per base URL: a provider's base URL is tested on its requests
+ * by one lookup.
+ */
+function byHost(test: (host: string) => boolean): (baseUrl: string) => boolean {
+  const known = new Map<string, boolean>()
+  return (baseUrl) => {
+    let is = known.get(baseUrl)
+    if (is === undefined) {
+      let host: string | undefined
+      try {
+        host = new URL(baseUrl).hostname.toLowerCase()
+      } catch {
+        host = undefined
+      }
+      is = host !== undefined && test(host)
+      if (known.size > 256) known.clear()
+      known.set(baseUrl, is)
+    }
+    return is
+  }
+}
 
 /**
  * Whether `baseUrl` names a server on this machine or the local network: loopback, a private or
  * link-local address, `localhost`, a `.local`, `.lan`, `.internal` or `.home.arpa` name, or a
  * name of one label (a container's, `http://vllm:8000`). Memoized per base URL.
  */
-export function isLocalServer(baseUrl: string): boolean {
-  let known = local.get(baseUrl)
-  if (known === undefined) {
-    known = localHost(baseUrl)
-    if (local.size > 256) local.clear()
-    local.set(baseUrl, known)
-  }
-  return known
-}
+export const isLocalServer = byHost(localHost)
 
-function localHost(baseUrl: string): boolean {
-  let host: string
-  try {
-    host = new URL(baseUrl).hostname.toLowerCase()
-  } catch {
-    return false
-  }
+/**
+ * Amazon Bedrock's runtime and Mantle endpoints: `bedrock-runtime.<region>.amazonaws.com` (`.cn`
+ * in China), its `-fips` twin, `bedrock-mantle.<region>.api.aws`, and an interface VPC endpoint's
+ * own name for either (AWS PrivateLink: `vpce-<id>.bedrock-runtime.<region>.vpce.amazonaws.com`,
+ * `bedrock-mantle` the Mantle one's service suffix; with private DNS on, the plain name is
+ * answered by the endpoint): OpenAI's chat and Responses APIs and Anthropic's Messages API on
+ * Bedrock.
+ */
+const BEDROCK_HOST =
+  /^(?:vpce-[a-z0-9-]+\.bedrock-(?:runtime(?:-fips)?|mantle)\.[a-z0-9-]+\.vpce\.amazonaws\.com(?:\.cn)?|bedrock-runtime(?:-fips)?\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?|bedrock-mantle\.[a-z0-9-]+\.api\.aws)$/
+
+export const isAmazonBedrock = byHost((host) => BEDROCK_HOST.test(host))
+
+function localHost(host: string): boolean {
   if (host.startsWith('[')) {
     const v6 = host.slice(1, -1)
     // loopback, unique local (fc00::/7), link-local (fe80::/10), an IPv4-mapped one

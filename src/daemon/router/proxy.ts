@@ -58,6 +58,7 @@ import {
   asksToolStream,
   zaiProvider,
   withToolStream,
+  isAmazonBedrock,
   isXaiApi,
   isOpenAiResponsesHost,
   simStandsForOtherServer,
@@ -80,7 +81,13 @@ import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWaitMs, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsPlaced} from './system-turns.js'
-import {reasoningRewritten, withoutItemMembers, withoutTopFields, withReasoningAdapted} from './top-fields.js'
+import {
+  reasoningRewritten,
+  withLeastThinking,
+  withoutItemMembers,
+  withoutTopFields,
+  withReasoningAdapted,
+} from './top-fields.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter, serverOf} from './targets.js'
@@ -314,11 +321,12 @@ const RESET_BODY_BYTES = 1024 * 1024
  * is not refused as circuit-broken while nobody waits for the held one; its late outcome still
  * settles the breaker if it comes). A stream is aborted at once, as the vendors stop generating a
  * stream whose reader left (docs/USAGE-WINDOWS.md), but one to Amazon Bedrock, which bills it
- * whole (`billsStreamsCut`): held as a request not streamed, its events read on to the usage tap
- * alone (relay.ts, translated.ts); a JSON answer the relay reads, to a request
- * streamed or not, is held by the relay itself once its headers came, the client still there. A
- * server on this machine or network (vLLM, Ollama, LM Studio) bills nothing: held, it would only
- * generate for nobody.
+ * whole (`billsStreamsCut`): held as a stream (`hold(true)`), its events read on to the usage tap
+ * alone (relay.ts, translated.ts), its deadline counted from its last event ({@link touch}); a
+ * request held as not streamed that gets an SSE answer is let go then. A JSON answer the relay
+ * reads, to a request streamed or not, is held by the relay itself once its headers came, the
+ * client still there. A server on this machine or network (vLLM, Ollama, LM Studio) bills
+ * nothing: held, it would only generate for nobody.
  */
 class ClientGone {
   aborted = false
@@ -331,6 +339,8 @@ class ClientGone {
   /** Where the pools' close finds {@link giveUp} while a held request goes on. */
   private stops: Set<() => void> | undefined = undefined
   private holding = false
+  /** Held as a stream ({@link hold}'s `stream`): an SSE answer is read on after the client left. */
+  private stream = false
   private deadline: NodeJS.Timeout | undefined = undefined
   /** Told once when the client leaves a held request (relay.ts: the body resumed). */
   private left: (() => void) | undefined = undefined
@@ -364,15 +374,38 @@ class ClientGone {
     this.stops = stops
   }
 
-  /** Holds the request under way, if it may be held and its client is still there: whether it is held. */
-  hold(): boolean {
-    if (!this.aborted && this.holdMs !== undefined) this.holding = true
+  /**
+   * Holds the request under way, if it may be held and its client is still there: whether it is
+   * held. `stream`: held as a stream (`billsStreamsCut`), whose SSE answer is read on after the
+   * client left ({@link streamHeld}); a request held as not streamed that gets an SSE answer (a
+   * relay that forces streaming) is let go, its upstream aborted at the leaving.
+   */
+  hold(stream = false): boolean {
+    if (!this.aborted && this.holdMs !== undefined) {
+      this.holding = true
+      this.stream = stream
+    }
     return this.holding
   }
 
   /** Whether the upstream request goes on after the client's leaving (or went on past it, still). */
   get held(): boolean {
     return this.holding
+  }
+
+  /** Whether the request is held as a stream ({@link hold}): its SSE answer is read on. */
+  get streamHeld(): boolean {
+    return this.holding && this.stream
+  }
+
+  /**
+   * A stream read on after its client left gave an event: the deadline counts from now (a stream
+   * still generating is not cut at the idle timeout from the leaving; one silent past it is, and
+   * undici's body timeout ends one silent between its bytes). Not for a keep-alive blank, which
+   * would keep the request held without end (review72 #1), nor for a JSON answer.
+   */
+  touch(): void {
+    if (this.giveUp) this.deadline!.refresh()
   }
 
   /** `listener` is told when the client leaves a held request (once; a later call replaces it). */
@@ -414,6 +447,7 @@ class ClientGone {
 
   private unhold(): void {
     this.holding = false
+    this.stream = false
     this.left = undefined
     if (this.giveUp) {
       clearTimeout(this.deadline)
@@ -439,23 +473,15 @@ const holdable = (provider: ProxyTarget['provider']): boolean =>
   provider.origin === 'sim' || !isLocalServer(provider.baseUrl)
 
 /**
- * Amazon Bedrock's runtime and Mantle endpoints (`https://bedrock-runtime.<region>.amazonaws.com`,
- * its `-fips` twin, `https://bedrock-mantle.<region>.api.aws`): OpenAI's chat and Responses APIs
- * and Anthropic's Messages API on Bedrock.
- */
-const BEDROCK_BASE_URL =
-  /^https?:\/\/bedrock-(?:runtime(?:-fips)?\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?|mantle\.[a-z0-9-]+\.api\.aws)(?::\d+)?(?:\/|$)/i
-
-/**
  * Whether a stream of `provider` is held after its client left (ClientGone), read on to its end for
- * the usage its upstream bills: Amazon Bedrock, which goes on generating a stream whose reader left
- * and bills it whole (BerriAI/litellm #34147, from AWS's cost reports; litellm PR #36008, from
- * Bedrock's invocation logs), where OpenAI and Anthropic direct stop (docs/USAGE-WINDOWS.md). Vertex
- * AI is not known to: its streams are aborted as the others. A byte search first: no other base
- * URL is matched further.
+ * the usage its upstream bills: Amazon Bedrock's runtime and Mantle endpoints (plain-tools.ts
+ * `isAmazonBedrock`), where Bedrock goes on generating a stream whose reader left and bills it whole
+ * (BerriAI/litellm #34147, from AWS's cost reports; litellm PR #36008, from Bedrock's invocation
+ * logs, both on the runtime's own API: the OpenAI-compatible paths and Mantle are inferred to bill
+ * alike), where OpenAI and Anthropic direct stop (docs/USAGE-WINDOWS.md). Vertex AI is not known
+ * to: its streams are aborted as the others. One lookup per base URL (memoized).
  */
-const billsStreamsCut = (provider: ProxyTarget['provider']): boolean =>
-  provider.baseUrl.includes('bedrock-') && BEDROCK_BASE_URL.test(provider.baseUrl)
+const billsStreamsCut = (provider: ProxyTarget['provider']): boolean => isAmazonBedrock(provider.baseUrl)
 
 /** A provider and model as the log's notes name them (`provider/model`). */
 const named = (p: string | null, m: string | null): string => (m ? `${p ?? ''}/${m}` : (p ?? 'none'))
@@ -730,7 +756,8 @@ export async function proxyRequest(
       const {credential} = acquired
       // (the trial taken leaves the breaker half-open; a closed one stays closed)
       clientGone.trial = target.breaker?.state === 'half-open' ? target.breaker : undefined
-      if (prepared.stream ? billsStreamsCut(target.provider) : holdable(target.provider)) clientGone.hold()
+      if (prepared.stream ? billsStreamsCut(target.provider) : holdable(target.provider))
+        clientGone.hold(prepared.stream)
       else clientGone.letGo()
       // Whatever ends this try (an exception included) settles the breaker permit: a half-open
       // trial left taken would keep the provider circuit-broken until the gateway restarts.
@@ -1254,10 +1281,18 @@ export async function proxyRequest(
       const notes: string[] = []
       body = await passedBody(family as 'chat' | 'messages' | 'gemini', body, learned!, notes)
       for (const note of notes) if (!adapted.includes(note)) adapted.push(note)
-    } else if (family === 'messages' && learned?.drop !== undefined)
+    } else if (family === 'messages') {
       // its top-level fields a strict host refused (Claude Code's `diagnostics`, `speed`,
       // `context_management`...): cut out of the bytes, every other as it came (./top-fields.ts)
-      body = withoutTopFields(body, learned.drop) ?? body
+      if (learned?.drop !== undefined) body = withoutTopFields(body, learned.drop) ?? body
+      // a model that takes thinking only on (Kimi's Anthropic endpoints, learned): a body that
+      // turns it off or leaves it out goes with the least budget, in its bytes; one that forces a
+      // call is written again from its parse (its prompt asks for the call)
+      if (learned?.claude?.thinkingOff === 'least_budget') {
+        const least = withLeastThinking(body)
+        body = least === 'unsafe' ? await passedBody('messages', body, learned, []) : (least ?? body)
+      }
+    }
     // a chat client's streamed request to GLM-4.6 on at Z.AI or BigModel: asked to stream its
     // calls' arguments where it offers tools (./plain-tools.ts `withToolStream`), unless a refusal
     // taught it away (the host looked at once per provider, the model's name only on such a host,

@@ -140,6 +140,12 @@ export class ChatUsageChunkFilter {
 
 const CHOICES = '"choices"'
 
+/**
+ * An SSE event's data line, which a chunk of a stream read on after its client left is searched for
+ * (ClientGone `touch`: a keep-alive blank or comment holds none).
+ */
+export const DATA_LINE = Buffer.from('data:')
+
 /** ASCII whitespace as `\s` reads it (a byte >= 0x80 might be one of its others: not skipped). */
 const isAsciiSpace = (c: number): boolean => c === 0x20 || (c >= 0x09 && c <= 0x0d)
 
@@ -283,9 +289,13 @@ export interface RelayContext {
   clientGone: {
     readonly aborted: boolean
     readonly held?: boolean
+    /** Held as a stream (proxy.ts `billsStreamsCut`): an SSE answer is read on after the leaving. */
+    readonly streamHeld?: boolean
     hold?(): boolean
     onLeft?(listener: () => void): void
     letGo?(): void
+    /** An event read on after the leaving: the hold's deadline counts from now. */
+    touch?(): void
   }
   /**
    * Whether a failure of this attempt before its first byte can fall back to the next target (the
@@ -487,10 +497,15 @@ export async function relay(
   // aborted at the client's leaving, as before.
   // (a JSON answer to a request streamed, an upstream that ignored `stream`, one-api-style relays,
   // Gemini's streamGenerateContent without alt=sse, is held here: only the ones not streamed were)
-  // A stream read on is one held from its send (proxy.ts `billsStreamsCut`: Amazon Bedrock, which
-  // bills a stream whose reader left whole): its events go to the tap alone once the client left,
-  // bounded as a JSON answer's bytes are.
-  const readOn = tapped && (clientGone.held === true || (!sse && clientGone.hold?.() === true))
+  // A stream read on is one held as a stream from its send (proxy.ts `billsStreamsCut`: Amazon
+  // Bedrock, which bills a stream whose reader left whole): its events go to the tap alone once the
+  // client left, bounded as a JSON answer's bytes are but for time: its deadline counts from its
+  // last event (a chunk holding a `data:` line; a keep-alive blank does not count), so a stream
+  // still generating is read to its end. An SSE answer to a request held as not streamed (a relay
+  // that forces streaming) is let go, as any other stream.
+  const readOn =
+    tapped &&
+    (sse ? clientGone.streamHeld === true : clientGone.held === true || clientGone.hold?.() === true)
   /** Set once the relay read the body to its end or failure: a client leaving later starts nothing. */
   let relayed = false
   if (readOn)
@@ -543,11 +558,14 @@ export async function relay(
             if (held !== undefined) chunks.unshift(held)
             held = undefined
           }
+          let event = false
           for (const chunk of chunks) {
             unsent += chunk.length
             taken += chunk.length
             ;(tap ??= createUsageTap(family, sse)).feed(chunk)
+            if (sse && !event) event = chunk.includes(DATA_LINE)
           }
+          if (event) clientGone.touch?.()
           // (past its limit in all, the tap reads no usage: taps/tap.ts)
           if (taken <= MAX_TAPPED_JSON_BYTES) return
           body.destroy()

@@ -3,6 +3,7 @@ import {describe, expect, it} from 'vitest'
 import {
   reasoningRewritten,
   type ReasoningRules,
+  withLeastThinking,
   withoutTopFields,
   withReasoningAdapted,
 } from './top-fields.js'
@@ -131,5 +132,32 @@ describe('withReasoningAdapted', () => {
     ).toBe('{}')
     expect(reasoningRewritten(Buffer.from('{"reasoning":{"effort":"high"}}'), XHIGH)).toBeUndefined()
     expect(reasoningRewritten(Buffer.from('{"reasoning":'), XHIGH)).toBeUndefined()
+  })
+})
+
+describe('withLeastThinking', () => {
+  const least = (text: string) => {
+    const out = withLeastThinking(Buffer.from(text))
+    return typeof out === 'string' ? out : out?.toString('utf8')
+  }
+  it('replaces thinking off with the least budget in place, or adds it last; a max_tokens at or under it raised by it', () => {
+    expect(least('{"model":"m","max_tokens":512,"thinking":{"type":"disabled"},"stream":true}')).toBe(
+      '{"model":"m","max_tokens":1536,"thinking":{"type":"enabled","budget_tokens":1024},"stream":true}',
+    )
+    expect(least('{ "model": "m", "max_tokens": 4096 }')).toBe(
+      '{ "model": "m", "max_tokens": 4096,"thinking":{"type":"enabled","budget_tokens":1024} }',
+    )
+    expect(least('{"thinking":{"type":"between_tools"},"max_tokens":1024}')).toBe(
+      '{"thinking":{"type":"enabled","budget_tokens":1024},"max_tokens":2048}',
+    )
+  })
+  it('leaves a body that thinks; the parse for a forced call, a name twice, a value that does not parse', () => {
+    expect(least('{"thinking":{"type":"adaptive"},"max_tokens":100}')).toBeUndefined()
+    expect(least('{"thinking":{"type":"enabled","budget_tokens":2000},"max_tokens":4000}')).toBeUndefined()
+    expect(least('{"thinking":{"type":"disabled"},"tool_choice":{"type":"any"}}')).toBe('unsafe')
+    expect(least('{"thinking":{"type":"disabled"},"thinking":{"type":"disabled"}}')).toBe('unsafe')
+    expect(least('{"thinking":{"type":"disabled"},"max_tokens":1e}')).toBe('unsafe')
+    expect(least('[]')).toBe('unsafe')
+    expect(least('{}')).toBe('unsafe')
   })
 })

@@ -173,3 +173,50 @@ export function reasoningRewritten(body: Buffer, rules: ReasoningRules): Buffer 
   else object.reasoning = next
   return utf8Bytes(JSON.stringify(object))
 }
+
+/** Anthropic's least thinking budget (../../protocols/messages-request.ts `MIN_BUDGET`). */
+const LEAST_BUDGET = 1024
+const LEAST_THINKING = Buffer.from(`{"type":"enabled","budget_tokens":${LEAST_BUDGET}}`)
+
+/**
+ * A Messages body passed through (Claude Code's helper call, its classifier's) to a model that
+ * takes thinking only on (./adaptations.ts, `claude.thinkingOff: least_budget`: Kimi's "invalid
+ * thinking: only type=enabled is allowed for this model"), with its `thinking` (`disabled`,
+ * `between_tools`, or none) as `enabled` with Anthropic's least budget, and a `max_tokens` at or
+ * under that budget raised by it (Anthropic's rule: the budget below `max_tokens`; the answer keeps
+ * the room the client gave it), every other byte as it came (the server's prompt cache matches the
+ * bytes of the turn before). Undefined when it thinks already (`enabled`, `adaptive`); `'unsafe'`
+ * when the bytes cannot be changed so with certainty (a name twice, a value that does not parse,
+ * no JSON object) or a forced `tool_choice` must go as `auto` with the call asked for in the prompt:
+ * the caller writes the body again from its parse (../../protocols/translate.ts
+ * `adaptPassedMessages`).
+ */
+export function withLeastThinking(body: Buffer): Buffer | 'unsafe' | undefined {
+  const top = topMembers(body)
+  if (top === undefined || top.length === 0) return 'unsafe'
+  const one = (name: string): MemberSpan | null | undefined => {
+    const found = top.filter((m) => m.name === name)
+    return found.length > 1 ? null : found[0]
+  }
+  const [thinking, max, choice] = [one('thinking'), one('max_tokens'), one('tool_choice')]
+  if (thinking === null || max === null || choice === null) return 'unsafe'
+  const value = (m: MemberSpan): unknown => JSON.parse(body.toString('utf8', m.value, m.end))
+  try {
+    const forced = choice && (value(choice) as {type?: unknown} | null)?.type
+    if (forced === 'any' || forced === 'tool') return 'unsafe'
+    const type = thinking && (value(thinking) as {type?: unknown} | null)?.type
+    if (type === 'enabled' || type === 'adaptive') return undefined
+    const edits: Edit[] = []
+    if (thinking) edits.push({from: thinking.value, to: thinking.end, bytes: LEAST_THINKING})
+    else {
+      const end = top.at(-1)!.end
+      edits.push({from: end, to: end, bytes: Buffer.concat([Buffer.from(',"thinking":'), LEAST_THINKING])})
+    }
+    const tokens = max && value(max)
+    if (typeof tokens === 'number' && tokens <= LEAST_BUDGET)
+      edits.push({from: max!.value, to: max!.end, bytes: Buffer.from(String(tokens + LEAST_BUDGET))})
+    return edited(body, edits)
+  } catch {
+    return 'unsafe'
+  }
+}

@@ -41,7 +41,7 @@ import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
 import {serverOf} from './targets.js'
 import {noWaitHelps, retryAfterFromMs, waitHeaders, settle429, spentQuota} from './rate-limit.js'
-import {OVERFLOW_500} from './relay.js'
+import {DATA_LINE, OVERFLOW_500} from './relay.js'
 import {createUsageTap} from './taps/index.js'
 import {MAX_TAPPED_JSON_BYTES} from './taps/tap.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
@@ -781,11 +781,12 @@ export async function relayTranslated(
   // a Messages upstream's pause is held back from the client while the turn may be continued
   translator.holdPause = translator.continuable && (paused?.count ?? 0) < MAX_CONTINUATIONS
   const body = upstream.body
-  // A stream held from its send (proxy.ts `billsStreamsCut`: Amazon Bedrock bills a stream whose
-  // reader left whole) is translated on to its end once its client left, for the usage on the row,
-  // its output dropped; bounded as relay.ts bounds one (the idle timeout from the leaving, and
-  // what the usage tap keeps in all). It may wait for the gone client's 'drain': resumed then.
-  const readOn = ctx.clientGone.held === true
+  // A stream held as a stream from its send (proxy.ts `billsStreamsCut`: Amazon Bedrock bills a
+  // stream whose reader left whole) is translated on to its end once its client left, for the
+  // usage on the row, its output dropped; bounded as relay.ts bounds one (the idle timeout from its
+  // last event, a keep-alive blank not counted, and what the usage tap keeps in all). It may wait
+  // for the gone client's 'drain': resumed then.
+  const readOn = ctx.clientGone.streamHeld === true
   if (readOn) ctx.clientGone.onLeft?.(() => body.resume())
   /** The upstream's bytes read on after the client left ({@link readOn}). */
   let unsent = 0
@@ -880,6 +881,7 @@ export async function relayTranslated(
       const chunk = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
       if (res.destroyed) {
         unsent += chunk.length
+        if (readOn && chunk.includes(DATA_LINE)) ctx.clientGone.touch?.()
         if (!readOn || unsent > MAX_TAPPED_JSON_BYTES) {
           resolve({error: new Error('client closed the connection')})
           return

@@ -20,6 +20,7 @@ import {
   ollamaMessagesThinkingRefusal,
   deepseekEffortRefusal,
   messagesThinkingFormRefusal,
+  kimiEnabledOnlyRefusal,
   messagesThinkingHistoryRefusal,
   messagesToolChoiceRefusal,
   refusedMaxOutput,
@@ -420,6 +421,7 @@ function handleMessages(context: SimContext) {
       return
     }
     const deepseek =
+      kimiEnabledOnlyRefusal(body, quirks) ??
       messagesToolChoiceRefusal(body, selection.model, quirks) ??
       messagesThinkingHistoryRefusal(body, selection.model, quirks) ??
       deepseekEffortRefusal(body, quirks) ??

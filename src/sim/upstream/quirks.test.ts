@@ -1731,6 +1731,58 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await messages('kimi-k2.6', {tool_choice: {type: 'auto'}})).status).toBe(200)
   })
 
+  it("kimi-enabled-only on the Messages endpoint: thinking off, a forced choice and Anthropic's budget rules refused in Anthropic's body", async () => {
+    const messages = async (body: Json) => {
+      const res = await post('/v1/messages', {
+        model: 'kimi-k2.7-code+kimi-enabled-only',
+        max_tokens: 512,
+        messages: [{role: 'user', content: 'hi'}],
+        ...body,
+      })
+      return res.status === 200 ? 200 : [res.status, res.json!.type, res.json!.error]
+    }
+    const refused = (message: string) => [400, 'error', {type: 'invalid_request_error', message}]
+    for (const type of ['disabled', 'between_tools'])
+      expect(await messages({thinking: {type}})).toEqual(
+        refused('invalid thinking: only type=enabled is allowed for this model'),
+      )
+    const tools = [{name: 'T', input_schema: {type: 'object'}}]
+    for (const [choice, word] of [
+      [{type: 'any'}, 'required'],
+      [{type: 'tool', name: 'T'}, 'specified'],
+    ] as const)
+      expect(
+        await messages({
+          tools,
+          tool_choice: choice,
+          thinking: {type: 'enabled', budget_tokens: 1024},
+          max_tokens: 2048,
+        }),
+      ).toEqual(refused(`tool_choice '${word}' is incompatible with thinking enabled`))
+    expect(await messages({thinking: {type: 'enabled', budget_tokens: 512}})).toEqual(
+      refused('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024'),
+    )
+    expect(await messages({thinking: {type: 'enabled', budget_tokens: 1024}})).toEqual(
+      refused('`max_tokens` must be greater than `thinking.budget_tokens`'),
+    )
+    // taken: no thinking, adaptive, enabled within the rules, a choice that forces nothing
+    for (const body of [
+      {},
+      {thinking: {type: 'adaptive'}},
+      {thinking: {type: 'enabled', budget_tokens: 1024}, max_tokens: 1536},
+      {tools, tool_choice: {type: 'auto'}},
+    ])
+      expect(await messages(body)).toBe(200)
+    // not by the name alone (Kimi Code's K3 takes disabled)
+    const byName = await post('/v1/messages', {
+      model: 'kimi-k2.7-code',
+      max_tokens: 64,
+      messages: [{role: 'user', content: 'hi'}],
+      thinking: {type: 'disabled'},
+    })
+    expect(byName.status).toBe(200)
+  })
+
   it('tools-effort-none (gpt-5.6) takes tools only with none; tools-no-effort (gpt-5.4) only without an effort', async () => {
     const refused = await chat({model: 'sim-mini+tools-effort-none', tools: chatTools})
     expect(refused.status).toBe(400)

@@ -62,6 +62,9 @@ export const SIM_QUIRKS = [
   // Kimi K3 (by its name `kimi-k3…` too): it always reasons, `thinking.type: disabled`, an effort
   // but low, high and max, and a forced tool_choice refused
   'kimi-always-thinks',
+  // Kimi's Anthropic endpoints for K2.7 Code and kimi-for-coding: thinking only on (`enabled`),
+  // and no forced tool_choice
+  'kimi-enabled-only',
   'usage-in-choice',
   'object-args',
   'think-tags',
@@ -2010,6 +2013,40 @@ export function messagesToolChoiceRefusal(
     message,
     raw: {error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'}},
   }
+}
+
+/**
+ * `kimi-enabled-only` on the Messages endpoint: Kimi's Anthropic endpoints (Kimi Code's
+ * `api.kimi.com/coding`, Moonshot's `/anthropic`) for a model that thinks always (K2.7 Code,
+ * kimi-for-coding), in Anthropic's error body: a `thinking.type` that turns thinking off
+ * (`disabled`, `between_tools`) gets Kimi's "invalid thinking: only type=enabled is allowed for this
+ * model" (MoonshotAI/Kimi-K2 #141, can1357/oh-my-pi #3852); a forced `tool_choice` (`any`, `tool`)
+ * "tool_choice 'required' is incompatible with thinking enabled" (`'specified'` for a named tool),
+ * with any thinking; `enabled` with a budget under 1 024, or not under `max_tokens`, Anthropic's
+ * words for its rules. No thinking, `adaptive` and `enabled` within the rules are taken. Undefined
+ * when it takes the request.
+ */
+export function kimiEnabledOnlyRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; raw: unknown} | undefined {
+  if (!quirks.has('kimi-enabled-only')) return undefined
+  const thinking = body.thinking as {type?: unknown; budget_tokens?: unknown} | undefined
+  const type = (body.tool_choice as {type?: unknown} | undefined)?.type
+  const budget = thinking?.type === 'enabled' ? Number(thinking.budget_tokens) : undefined
+  const message =
+    thinking?.type === 'disabled' || thinking?.type === 'between_tools'
+      ? 'invalid thinking: only type=enabled is allowed for this model'
+      : type === 'any' || type === 'tool'
+        ? `tool_choice '${type === 'any' ? 'required' : 'specified'}' is incompatible with thinking enabled`
+        : budget !== undefined && !(budget >= 1024)
+          ? 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024'
+          : budget !== undefined && !(budget < Number(body.max_tokens))
+            ? '`max_tokens` must be greater than `thinking.budget_tokens`'
+            : undefined
+  return message === undefined
+    ? undefined
+    : {message, raw: {type: 'error', error: {type: 'invalid_request_error', message}}}
 }
 
 /**
