@@ -75,42 +75,126 @@ function customTools(body: Buffer, members: readonly MemberSpan[]): FunctionTool
 }
 
 const MARK = Buffer.from('_gw')
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
 const isHex = (c: number | undefined): boolean =>
   c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))
 const isLetter = (c: number | undefined): boolean => c !== undefined && c >= 0x61 && c <= 0x7a
+const isSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+
+/** Whether the quote at `at` is escaped (an odd run of backslashes before it): inside a string. */
+function escaped(body: Buffer, at: number): boolean {
+  let slashes = 0
+  while (body[at - 1 - slashes] === BACKSLASH) slashes++
+  return slashes % 2 === 1
+}
 
 /**
- * Whether `body` holds a string of the shape of an id gwctl mints (responses-items.ts
+ * Where the name of the member whose value is the string at `quote` starts, when that name is
+ * `"id"` (written plainly: an escape in it is not looked for); else undefined.
+ */
+function idNameBefore(body: Buffer, quote: number): number | undefined {
+  let i = quote - 1
+  while (isSpace(body[i])) i--
+  if (body[i] !== 0x3a) return undefined
+  i--
+  while (isSpace(body[i])) i--
+  const name = i - 3
+  if (body[i] !== QUOTE || body[i - 1] !== 0x64 || body[i - 2] !== 0x69 || body[name] !== QUOTE)
+    return undefined
+  return escaped(body, name) ? undefined : name
+}
+
+/**
+ * The `{` of the object a member whose name's quote is at `at` lies in: a scan back over that
+ * object's earlier members only (a string skipped by a search back for its opening quote, the one
+ * no odd run of backslashes comes before); undefined when it lies in no object.
+ */
+function objectStartBefore(body: Buffer, at: number): number | undefined {
+  let depth = 0
+  for (let i = at - 1; i >= 0; i--) {
+    const c = body[i]
+    if (c === QUOTE) {
+      let open = i
+      do {
+        if (open === 0) return undefined
+        open = body.lastIndexOf(QUOTE, open - 1)
+      } while (open > 0 && escaped(body, open))
+      if (open < 0) return undefined
+      i = open
+    } else if (c === 0x7d || c === 0x5d) depth++
+    else if (c === 0x7b || c === 0x5b) {
+      if (depth === 0) return c === 0x7b ? i : undefined
+      depth--
+    }
+  }
+  return undefined
+}
+
+/**
+ * Whether `body` names by reference an id of the shape gwctl mints (responses-items.ts
  * `newItemId`, `"msg_gw` and 32 hex digits): every answer gwctl held items of has one (its
  * message, its calls), and a reference to one it lost too, so a body without one needs nothing
- * more. A search for `_gw`, each found looked at.
+ * more. A search for `_gw`; of each string of that shape, only one that is the value of an `"id"`
+ * has its object looked at ({@link referencedId}, found by a scan back from the id): a client that
+ * sends gwctl's answers back in full (the Agents SDK's `to_input_list`, `store` on) names them by
+ * an id in a full item, not a reference, and costs no walk of the body's input items.
  */
-function namesMinted(body: Buffer): boolean {
+function namesMintedReference(body: Buffer): boolean {
   for (let at = body.indexOf(MARK); at !== -1; at = body.indexOf(MARK, at + 1)) {
     let start = at
     while (isLetter(body[start - 1])) start--
-    if (start === at || body[start - 1] !== 0x22 || body[at + 35] !== 0x22) continue
+    if (start === at || body[start - 1] !== QUOTE || body[at + 35] !== QUOTE) continue
     let hex = at + 3
     while (hex < at + 35 && isHex(body[hex])) hex++
-    if (hex === at + 35) return true
+    if (hex < at + 35) continue
+    const name = idNameBefore(body, start - 1)
+    const open = name === undefined ? undefined : objectStartBefore(body, name)
+    if (open !== undefined && referencedId(body, open, (n, value) => !referenceMember(body, n, value)))
+      return true
   }
   return false
 }
 
+/** Whether a member's value (its bytes from `from` to `to`) is JSON `null`, which a decoder reads as absent. */
+const isNull = (body: Buffer, from: number, to: number): boolean =>
+  to - from === 4 && body.toString('latin1', from, to) === 'null'
+
+/** Whether the value at `at` starts with `text`'s bytes. */
+const startsWith = (body: Buffer, at: number, text: string): boolean =>
+  body.toString('latin1', at, at + text.length) === text
+
+/**
+ * Whether a member of name `name`, its value at `value`, is one a reference is written with
+ * ({@link namesMintedReference}): its `id`, a `type` of item_reference or null, a `role` of null.
+ * An item with any other (its content, a call's arguments) is read no further; a reference
+ * written with more members than those (which the decoder takes) is found only beside one that is not.
+ */
+const referenceMember = (body: Buffer, name: string, value: number): boolean =>
+  name === 'id' ||
+  (name === 'type' && (startsWith(body, value, REFERENCE) || startsWith(body, value, 'null'))) ||
+  (name === 'role' && startsWith(body, value, 'null'))
+
 /**
  * The id the input item whose `{` is at `at` names when it is a reference, as the decoder reads
  * one (responses.ts): `"type": "item_reference"`, or no `type` and no `role` (an item of an `id`
- * alone, which OpenAI's API takes as a reference; some clients write it so); else undefined.
+ * alone, which OpenAI's API takes as a reference; some clients write it so); a `type` or `role`
+ * of `null` is none (the official SDK's `ItemReference` types its `type` as `'item_reference' |
+ * null`); else undefined, and where `until` is true of a member (json-spans.ts `objectMembers`).
  */
-function referencedId(body: Buffer, at: number): string | undefined {
-  const members = objectMembers(body, at)?.members
+function referencedId(
+  body: Buffer,
+  at: number,
+  until?: (name: string, value: number) => boolean,
+): string | undefined {
+  const members = objectMembers(body, at, until)?.members
   const id = members?.find((m) => m.name === 'id')
   if (!id) return undefined
-  const type = members!.find((m) => m.name === 'type')
+  const type = members!.find((m) => m.name === 'type' && !isNull(body, m.value, m.end))
   if (
     type
       ? body.toString('latin1', type.value, type.end) !== REFERENCE
-      : members!.some((m) => m.name === 'role')
+      : members!.some((m) => m.name === 'role' && !isNull(body, m.value, m.end))
   )
     return undefined
   let value: unknown
@@ -122,28 +206,47 @@ function referencedId(body: Buffer, at: number): string | undefined {
   return typeof value === 'string' ? value : undefined
 }
 
+/** What {@link withHeldItems} is for besides the body. */
+export interface HeldItemsFor {
+  /** The target's server (targets.ts `serverOf`): the only one held reasoning of its own goes back to. */
+  server?: string
+  /**
+   * An id of gwctl's shape a server's refusal named (proxy.ts, a `store: false` body's 400 or
+   * 404): nothing is done (undefined) unless it is a reference's id in the body.
+   */
+  named?: string
+  /** The body has `store: false`: a refusal of an id lost says to send the item itself. */
+  storeOff?: boolean
+}
+
 /**
  * `body` with each `item_reference` (or item of an `id` alone) of its `input` whose item `items`
  * holds replaced by that item's input items (a repeat of one already put back taken out, as the
  * decoder does), reasoning only for the server that made it (`server`, the target's; a reference
  * to that server's own reasoning item stays as it came); undefined when it names none (nothing
- * made). Each input item is looked at (its members, not parsed) only in a body that holds a
- * string of gwctl's id shape. Throws {@link ItemReferenceError} for a reference to an item gwctl
- * minted and no longer holds.
+ * made). Each input item is looked at (its members, not parsed) only in a body that names an id
+ * of gwctl's shape by reference ({@link namesMintedReference}). Throws {@link ItemReferenceError}
+ * for a reference to an item gwctl minted and no longer holds.
  */
-export function withHeldItems(body: Buffer, items: ItemStore, server?: string): Buffer | undefined {
-  if (!namesMinted(body)) return undefined
+export function withHeldItems(
+  body: Buffer,
+  items: ItemStore,
+  {server, named, storeOff}: HeldItemsFor = {},
+): Buffer | undefined {
+  if (!namesMintedReference(body)) return undefined
   const members = topMembers(body)
   const input = members?.find((m) => m.name === 'input')
   const elements = input && arrayElements(body, input.value)
   if (!members || !elements?.length) return undefined
   const spans: MemberSpan[] = elements.map((e) => ({name: '', start: e.start, value: e.start, end: e.end}))
+  const ids = spans.map((span) => referencedId(body, span.start))
+  if (named !== undefined && !ids.includes(named)) return undefined
   const edits: Edit[] = []
   const cut = new Set<MemberSpan>()
   const put = new Set<string>()
   let customs: FunctionTool[] | undefined
-  for (const span of spans) {
-    const id = referencedId(body, span.start)
+  for (const [at, span] of spans.entries()) {
+    const id = ids[at]
     if (id === undefined) continue
     if (put.has(id)) {
       cut.add(span)
@@ -151,7 +254,7 @@ export function withHeldItems(body: Buffer, items: ItemStore, server?: string): 
     }
     const parts = items.get(id)
     if (!parts) {
-      if (mintedHere(id)) throw new ItemReferenceError(id)
+      if (mintedHere(id)) throw new ItemReferenceError(id, storeOff)
       continue
     }
     // a server's reasoning item gwctl holds by that server's own id (a translated answer gives the

@@ -84,6 +84,18 @@ describe('item_reference', () => {
     expect(refer('msg_x')).toThrow("send the conversation's items in full: `store: false`")
   })
 
+  it('tells a body with `store: false` to send the item itself, not to set what it has', () => {
+    const refer = () =>
+      decodeClientRequest(
+        'responses',
+        {model: 'm', store: false, input: [user('a'), {type: 'item_reference', id: 'msg_x'}]},
+        {carry: new BoundedCarry()},
+      )
+    expect(refer).toThrow(
+      'an item_reference names item "msg_x", which this gateway does not hold (it keeps the items of its own recent answers in memory: not those from before a restart, long ago or of another server), and this route\'s upstream cannot look it up; send the item itself, not a reference (with `store: false` no server keeps it)',
+    )
+  })
+
   it("keeps a conversation's items it reads again over those it does not", () => {
     const items = new BoundedItems(2)
     items.set('msg_a', [{type: 'text', text: 'A'}], 1)

@@ -78,9 +78,15 @@ function memberName(body: Buffer, start: number, end: number): string {
 /**
  * The members of the JSON object whose `{` is at `at` (their names as a parse reads them,
  * {@link memberName}), and the index after its `}`; undefined when no object starts there or it
- * does not end.
+ * does not end, and at a member `until` is true of, asked of each (its name and where its value
+ * starts) before its value is scanned: a reader that wants only objects of some members
+ * (held-items.ts) reads no more of another.
  */
-export function objectMembers(body: Buffer, at: number): {members: MemberSpan[]; end: number} | undefined {
+export function objectMembers(
+  body: Buffer,
+  at: number,
+  until?: (name: string, value: number) => boolean,
+): {members: MemberSpan[]; end: number} | undefined {
   let i = at
   if (body[i] !== 0x7b) return undefined
   i++
@@ -99,6 +105,7 @@ export function objectMembers(body: Buffer, at: number): {members: MemberSpan[];
     i++
     while (space(body[i])) i++
     const value = i
+    if (until?.(name, i)) return undefined
     const end = valueEnd(body, i)
     if (end === -1) return undefined
     members.push({name, start, value, end})

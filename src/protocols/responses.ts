@@ -224,10 +224,15 @@ function agentMessageText(item: Body): TextPart {
  * before a restart, one evicted from the bounded store, one another server minted. Leaving it out
  * would send the model the conversation without that turn of its own (the AI SDK, whose default
  * `store` sends every earlier answer so, would get a reply to its first message: opencode PR
- * #10142), so the request is refused, saying how to send the conversation whole.
+ * #10142), so the request is refused, saying how to send the conversation whole: `store: false`,
+ * or, to a body that already has it (`storeOff`: no server keeps its items), the item itself.
  */
-export const itemReferenceRefusal = (id: string): string =>
-  `an item_reference names item ${JSON.stringify(id)}, which this gateway does not hold (it keeps the items of its own recent answers in memory: not those from before a restart, long ago or of another server), and this route's upstream cannot look it up; send the conversation's items in full: \`store: false\` (the AI SDK: providerOptions.openai.store = false), as Codex does`
+export const itemReferenceRefusal = (id: string, storeOff = false): string =>
+  `an item_reference names item ${JSON.stringify(id)}, which this gateway does not hold (it keeps the items of its own recent answers in memory: not those from before a restart, long ago or of another server), and this route's upstream cannot look it up; ${
+    storeOff
+      ? 'send the item itself, not a reference (with `store: false` no server keeps it)'
+      : "send the conversation's items in full: `store: false` (the AI SDK: providerOptions.openai.store = false), as Codex does"
+  }`
 
 /**
  * The refusal of an `item_reference` the gateway does not hold ({@link itemReferenceRefusal}): a
@@ -245,8 +250,12 @@ export class ItemReferenceError extends ServerStateError {
    */
   readonly lost: boolean
 
-  constructor(readonly id: string) {
-    super(itemReferenceRefusal(id), `item_reference ${JSON.stringify(id)}`)
+  /** `storeOff`: the request has `store: false` ({@link itemReferenceRefusal}). */
+  constructor(
+    readonly id: string,
+    storeOff = false,
+  ) {
+    super(itemReferenceRefusal(id, storeOff), `item_reference ${JSON.stringify(id)}`)
     this.name = 'ItemReferenceError'
     this.lost = mintedHere(id)
   }
@@ -257,9 +266,9 @@ export class ItemReferenceError extends ServerStateError {
  * gateway kept when it wrote the item (carry.ts `BoundedItems`), so that what a later step does to
  * a request's parts leaves the kept ones as they were. Refused when not held.
  */
-function referencedParts(id: unknown, ctx: CodecContext): Part[] {
+function referencedParts(id: unknown, ctx: CodecContext, storeOff: boolean): Part[] {
   const kept = typeof id === 'string' ? ctx.carry?.items?.get(id) : undefined
-  if (!kept) throw new ItemReferenceError(typeof id === 'string' ? id : String(id))
+  if (!kept) throw new ItemReferenceError(typeof id === 'string' ? id : String(id), storeOff)
   return kept.map((part) => ({...part}))
 }
 
@@ -299,7 +308,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
       // `output_text`, each with the message's id), so a message of several is named as often;
       // OpenAI refuses a request that holds an item twice, so a repeat adds nothing (review73)
       if (typeof item.id === 'string' && referenced.has(item.id)) continue
-      const parts = referencedParts(item.id, ctx)
+      const parts = referencedParts(item.id, ctx, body.store === false)
       referenced.add(item.id as string)
       for (const part of parts) if (part.type === 'tool_call') callNames.set(part.id, part.name)
       if (parts.some((p) => p.type === 'web_search')) searched = true

@@ -838,7 +838,7 @@ export async function proxyRequest(
           // reference to a server's state, which only a Responses target passed through has);
           // answered as below if none does. (A request the IR cannot hold is refused at once.)
           const note = serverState
-            ? `${target.provider.name} skipped: ${(error as {named: string}).named} is held by the Responses server that made it, not by gwctl`
+            ? `skipped ${target.provider.name}: ${(error as {named: string}).named} is held by the Responses server that made it, not by gwctl`
             : message
           // (after a failed try the answer is that failure's, which a try that fell back left unsaid)
           if (serverState && tried > 0) result.error ??= attempts.findLast((a) => !a.skipped)?.error ?? null
@@ -919,7 +919,7 @@ export async function proxyRequest(
       const {withHeldItems} = await import('../../protocols/held-items.js')
       let body: Buffer | undefined
       try {
-        body = withHeldItems(request.body, carry.items, serverOf(target))
+        body = withHeldItems(request.body, carry.items, {server: serverOf(target)})
       } catch (error) {
         // (an id gwctl lost: refused as the codecs' ItemReferenceError, which the caller reads)
         await loadTranslation()
@@ -1767,13 +1767,19 @@ export async function proxyRequest(
         const {withHeldItems} = await import('../../protocols/held-items.js')
         let again: Buffer | undefined
         try {
-          again = withHeldItems(body, carry.items, serverOf(target))
+          // (only a reference's id: one of a full item the server refused is the client's to mend)
+          again = withHeldItems(body, carry.items, {
+            server: serverOf(target),
+            named,
+            storeOff: prepared.storeOff,
+          })
         } catch (error) {
           const [translate] = translationLoaded ?? (await loadTranslation())
           if (!(error instanceof translate.ItemReferenceError)) throw error
           refusalRead = true
+          const lost = `"${error.id}", which gwctl minted and no longer holds`
           adapted.push(
-            `${provider.name} answered ${status} for item "${named}", which gwctl minted and no longer holds: answered 400, send the conversation's items in full`,
+            `${provider.name} answered ${status} for item ${error.id === named ? lost : `"${named}", which gwctl held, and the body names ${lost}`}: answered 400, send the item itself, not a reference`,
           )
           // (relayed as the upstream's refusal, as a 400: its request id, the breaker settled)
           status = 400
@@ -2059,8 +2065,10 @@ export async function proxyRequest(
     } else {
       attempts.push({provider: provider.name, status})
       // an answer after earlier failures keeps why it fell back; a clean answer has no error
+      // (after server-state skips only, no fallback: the row names the skips as such)
       const reasons = attempts.length > 1 ? attempts.filter((a) => a.error).map((a) => a.error) : []
-      result.error = reasons.length > 0 ? `fell back after: ${reasons.join('; ')}` : null
+      result.error =
+        reasons.length > 0 ? `${result.fallback ? 'fell back after: ' : ''}${reasons.join('; ')}` : null
     }
 
     let outcome

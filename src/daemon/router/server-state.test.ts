@@ -28,22 +28,22 @@ import {
 const OPENAI_ANSWER = responsesAnswer('resp_oa2', 'msg_oa2', 'From OpenAI.', 10)
 
 /**
- * OpenAI's 404 for a reference to an item it never made (one of gwctl's ids), as its API words
- * it; undefined for a body without one.
+ * OpenAI's refusal of the first item it never made (one of gwctl's ids), as its API words it: a
+ * reference's 404 (a `type` or `role` of null is none, as the SDK's ItemReference allows), and
+ * under `store: false` a full reasoning item's 400; undefined for a body without one.
  */
-function unknownItem(body: Buffer): string | undefined {
-  const input = (JSON.parse(body.toString()) as {input?: unknown}).input
+function unknownItem(body: Buffer): {status: number; body: string} | undefined {
+  const {input, store} = JSON.parse(body.toString()) as {input?: unknown; store?: boolean}
   for (const item of Array.isArray(input) ? (input as Array<Record<string, unknown>>) : []) {
-    const reference = item.type === 'item_reference' || (item.type === undefined && item.role === undefined)
-    if (reference && typeof item.id === 'string' && item.id.includes('_gw'))
-      return JSON.stringify({
-        error: {
-          message: `Item with id '${item.id}' not found.`,
-          type: 'invalid_request_error',
-          param: 'input',
-          code: null,
-        },
-      })
+    if (typeof item.id !== 'string' || !item.id.includes('_gw')) continue
+    const reference = item.type === 'item_reference' || (item.type == null && item.role == null)
+    const unkept = store === false && item.type === 'reasoning'
+    if (!reference && !unkept) continue
+    const message = `Item with id '${item.id}' not found.${reference ? '' : ' Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.'}`
+    return {
+      status: reference ? 404 : 400,
+      body: JSON.stringify({error: {message, type: 'invalid_request_error', param: 'input', code: null}}),
+    }
   }
   return undefined
 }
@@ -68,7 +68,8 @@ beforeAll(async () => {
   responses = await startUpstream((_req, res, body) => {
     seen.push({server: 'responses', body: body.toString()})
     const unknown = unknownItem(body)
-    if (unknown) return void res.writeHead(404, {'content-type': 'application/json'}).end(unknown)
+    if (unknown)
+      return void res.writeHead(unknown.status, {'content-type': 'application/json'}).end(unknown.body)
     if (responsesStatus !== 200 || JSON.parse(body.toString()).model === failingModel)
       return void res
         .writeHead(responsesStatus === 200 ? 503 : responsesStatus, {'content-type': 'application/json'})
@@ -160,7 +161,7 @@ describe("an item_reference to OpenAI's own item, the first target translated", 
       provider: 'openai',
       fallback: false,
       error:
-        'fell back after: deepseek skipped: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
+        'skipped deepseek: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
     })
     expect(target.breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 0})
   })
@@ -175,7 +176,7 @@ describe("an item_reference to OpenAI's own item, the first target translated", 
     expect(JSON.parse(seen[0].body).input[1]).toEqual({id: 'msg_oa1'})
     expect(seen.map((s) => s.server)).toEqual(['responses'])
     expect((await row()).error).toBe(
-      'fell back after: deepseek skipped: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
+      'skipped deepseek: item_reference "msg_oa1" is held by the Responses server that made it, not by gwctl',
     )
   })
 
@@ -239,6 +240,20 @@ describe("an item_reference to OpenAI's own item, the first target translated", 
 })
 
 describe('previous_response_id, the same way', () => {
+  it('skipped after a target that failed: a fallback, the row says so and names the skip', async () => {
+    failingModel = 'grok-4'
+    route = {targets: [responsesTarget('xai', 'grok-4', responses.origin), deepseek(), openai()]}
+    const res = await post({model: 'gpt-5.5', previous_response_id: 'resp_oa1', input: [user('And?')]})
+    expect(res.status).toBe(200)
+    expect(await row()).toEqual({
+      status: 200,
+      provider: 'openai',
+      fallback: true,
+      error:
+        'fell back after: xai: upstream answered 503; skipped deepseek: previous_response_id "resp_oa1" is held by the Responses server that made it, not by gwctl',
+    })
+  })
+
   it('goes to the Responses target passed through; the row names it', async () => {
     route = {targets: [deepseek(), openai()]}
     const body = {model: 'gpt-5.5', previous_response_id: 'resp_oa1', input: [user('And?')]}
@@ -246,7 +261,7 @@ describe('previous_response_id, the same way', () => {
     expect(res.status).toBe(200)
     expect(seen).toEqual([{server: 'responses', body: JSON.stringify(body)}])
     expect((await row()).error).toBe(
-      'fell back after: deepseek skipped: previous_response_id "resp_oa1" is held by the Responses server that made it, not by gwctl',
+      'skipped deepseek: previous_response_id "resp_oa1" is held by the Responses server that made it, not by gwctl',
     )
   })
 
@@ -330,7 +345,7 @@ describe('items gwctl minted, on a body passed through to a Responses server', (
 
   it("`store: false` (Codex) is not searched before it goes: OpenAI's 404 that names an id gwctl lost is answered with gwctl's 400, and the row says so", async () => {
     // such a client keeps no items and names none (gwctl holds items only of `store` on): the
-    // search (68 µs a 256 KB Codex body) is for the AI SDK's `store` on; the refusal is read instead
+    // search for `_gw` before it goes is for the AI SDK's `store` on; the refusal is read instead
     const lost = gwId('msg', 4)
     route = {targets: [openai()]}
     const input = [user('Hi.'), reference(lost)] as OpenAI.Responses.ResponseInput
@@ -338,17 +353,82 @@ describe('items gwctl minted, on a body passed through to a Responses server', (
       .responses.create({model: 'gpt-5.5', store: false, input})
       .catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError)
-    expect((refused as Error).message).toContain(
-      `an item_reference names item "${lost}", which this gateway does not hold`,
-    )
+    const {message} = refused as Error
+    expect(message).toContain(`an item_reference names item "${lost}", which this gateway does not hold`)
+    // (the body has `store: false` already: not told to send it, as a `store` on body is)
+    expect(message).toContain('send the item itself, not a reference')
+    expect(message).not.toContain('as Codex does')
     // (sent once, as it came)
     expect(seen.map((s) => JSON.parse(s.body).input)).toEqual([input])
     expect(await row()).toEqual({
       status: 400,
       provider: 'openai',
       fallback: false,
-      error: `openai answered 404 for item "${lost}", which gwctl minted and no longer holds: answered 400, send the conversation's items in full`,
+      error: `openai answered 404 for item "${lost}", which gwctl minted and no longer holds: answered 400, send the item itself, not a reference`,
     })
+  })
+
+  it("`store: false`, OpenAI's 404 names a reference gwctl holds and the body names one it lost: the 400 and the row name the lost one", async () => {
+    const held = gwId('msg', 9)
+    const lost = gwId('msg', 10)
+    carry.items!.set(held, [{type: 'text', text: 'Held.'}], 8)
+    route = {targets: [openai()]}
+    const res = await post({
+      model: 'gpt-5.5',
+      store: false,
+      input: [user('a'), reference(held), reference(lost)],
+    })
+    expect(res.status).toBe(400)
+    const {error} = (await res.json()) as {error: {message: string}}
+    expect(error.message).toContain(`an item_reference names item "${lost}"`)
+    expect(seen).toHaveLength(1)
+    expect((await row()).error).toBe(
+      `openai answered 404 for item "${held}", which gwctl held, and the body names "${lost}", which gwctl minted and no longer holds: answered 400, send the item itself, not a reference`,
+    )
+  })
+
+  it("`store: false`, the server's 400 names gwctl's id of a full item, not a reference: its refusal reaches the client as it came, once, whatever the references", async () => {
+    // (a reasoning item sent back in full with gwctl's id: OpenAI keeps none under `store: false`)
+    const reasoning = {type: 'reasoning', id: gwId('rs', 6), summary: [], encrypted_content: 'x'}
+    const held = gwId('msg', 21)
+    carry.items!.set(held, [{type: 'text', text: 'Held.'}], 8)
+    route = {targets: [openai()]}
+    for (const id of [held, gwId('msg', 22)]) {
+      seen.length = 0
+      gateway.results.length = 0
+      const res = await post({model: 'gpt-5.5', store: false, input: [user('a'), reasoning, reference(id)]})
+      expect(res.status).toBe(400)
+      const {error} = (await res.json()) as {error: {message: string}}
+      expect(error.message).toMatch(/^Item with id 'rs_gw0{31}6' not found\. Items are not persisted/)
+      // (not sent again with the held item in place; not answered as the lost reference's)
+      expect(seen).toHaveLength(1)
+      // (the row blames no item of gwctl's: a refusal relayed, as any)
+      expect(await row()).toMatchObject({status: 400, error: null})
+    }
+  })
+
+  it("a reference of a null `type` (the SDK's ItemReference allows it) or a null `role`, as one of neither: held, put back; lost, gwctl's 400, with `store` on or off", async () => {
+    const held = gwId('msg', 11)
+    carry.items!.set(held, [{type: 'text', text: 'Held.'}], 8)
+    route = {targets: [openai()]}
+    const message = {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'Held.'}]}
+    for (const store of [undefined, false]) {
+      for (const shape of [{type: null}, {role: null}]) {
+        seen.length = 0
+        const input = (id: string) => [user('a'), {...shape, id}, user('b')] as OpenAI.Responses.ResponseInput
+        const answer = await sdk().responses.create({model: 'gpt-5.5', store, input: input(held)})
+        expect(answer.output[0].id).toBe('msg_oa2')
+        // (`store` on: put back before it goes; off: after OpenAI's 404)
+        expect(JSON.parse(seen.at(-1)!.body).input).toEqual([user('a'), message, user('b')])
+        expect(seen).toHaveLength(store === false ? 2 : 1)
+        const lost = gwId('msg', 12)
+        const refused = await sdk()
+          .responses.create({model: 'gpt-5.5', store, input: input(lost)})
+          .catch((e: unknown) => e)
+        expect(refused).toBeInstanceOf(OpenAI.BadRequestError)
+        expect((refused as Error).message).toContain(`an item_reference names item "${lost}"`)
+      }
+    }
   })
 
   it('`store: false` naming an item gwctl holds: after the 404 it goes again at once with the item in place', async () => {
