@@ -8,7 +8,7 @@ import {errorBody} from '../../protocols/errors.js'
 import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {mintRequestId, requestIdHeader} from './headers.js'
 import {answerWaitMs} from './pools.js'
-import {retryAfterFromMs} from './rate-limit.js'
+import {msWaitHeaders} from './rate-limit.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 
 /**
@@ -79,7 +79,7 @@ export function sendFamilyError(
   const retryAfter =
     family === 'gemini'
       ? (options.headers?.['retry-after'] ??
-        (options.headers ? retryAfterFromMs(options.headers, family) : undefined))
+        (options.headers ? msWaitHeaders(options.headers, {family})['retry-after'] : undefined))
       : undefined
   const text = JSON.stringify(
     errorBody(family, status, message, {

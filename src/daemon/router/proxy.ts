@@ -78,7 +78,15 @@ import {
 import {errorBody as familyErrorBody} from '../../protocols/errors.js'
 import {cutConfirmed, cutNote, cutWindow, holdsMedia, mayBeOllama} from './ollama-cut.js'
 import {OVERFLOW_500, relay} from './relay.js'
-import {bodyWaitMs, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
+import {
+  addWaitHeaders,
+  bodyWaitMs,
+  isCodexClient,
+  msWaitHeaders,
+  RETRY_429,
+  settle429,
+  waitedNote,
+} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsPlaced} from './system-turns.js'
 import {
@@ -718,6 +726,7 @@ export async function proxyRequest(
     addedUsage: prepared.addedUsage,
     timeouts: options.timeouts,
     clientGone,
+    clientHeaders: request.headers,
   }
 
   const targets = options.targets
@@ -2054,12 +2063,11 @@ export async function proxyRequest(
       }
       // a wait stated in `retry-after-ms` only, which neither Codex nor Claude Code's own retry
       // loop reads: as `retry-after` too, in whole seconds (rounded up), so that Codex waits it out
-      // itself rather than end its turn, and Claude Code waits as long as asked (it retried after
-      // 0.7 s on a 1.5 s wait, audit57); a Gemini client gets it as RetryInfo (error-shape.ts)
-      if (status === 429) {
-        const seconds = retryAfterFromMs(upstream.headers, family)
-        if (seconds !== undefined) upstream.headers['retry-after'] = seconds
-      }
+      // itself rather than end its turn, and Claude Code waits it (up to a minute: it retried
+      // after 0.7 s on a 1.5 s wait, audit57); a Gemini client gets it as RetryInfo (error-shape.ts);
+      // past 5 minutes `x-should-retry: false` (./rate-limit.ts `msWaitHeaders`)
+      if (status === 429)
+        addWaitHeaders(upstream.headers, msWaitHeaders(upstream.headers, {family, headers: request.headers}))
       attempts.push({provider: provider.name, status, error: message})
       result.error = message
     } else {

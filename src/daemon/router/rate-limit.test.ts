@@ -3,12 +3,25 @@ import {describe, expect, it} from 'vitest'
 
 import {parseFault, quotaDetails} from '../../sim/faults.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
-import {bodyWait, isCodexClient, noWaitHelps, waitedNote, waitHeaders} from './rate-limit.js'
+import {
+  bodyWait,
+  isClaudeCodeClient,
+  isCodexClient,
+  msWaitHeaders,
+  noWaitHelps,
+  waitedNote,
+  waitHeaders,
+} from './rate-limit.js'
+
+/** Codex's and Claude Code's request headers, as they send them. */
+const CODEX = {originator: 'codex_exec', 'user-agent': 'codex_exec/0.171.0 (Debian 12.0.0; x86_64)'}
+const CLAUDE_CODE = {'user-agent': 'claude-cli/2.1.328 (external, cli)'}
 
 /** The `retry-after` a 429 to a Messages client gets from its body and its words (none: undefined). */
-const after = (text: string, words = '') => waitHeaders(text, words, 'messages')['retry-after']
+const after = (text: string, words = '') => waitHeaders(text, words, {family: 'messages'})['retry-after']
 /** The same said inside a 200 (a stream's first event, a JSON error alone): Codex's 2 s when none is stated. */
-const saidAfter = (text: string, words: string) => waitHeaders(text, words, 'messages', true)['retry-after']
+const saidAfter = (text: string, words: string) =>
+  waitHeaders(text, words, {family: 'messages'}, true)['retry-after']
 
 /** Google's 429 as the Gemini API answers it (free tier, per minute), cut to its details. */
 const google = (
@@ -39,6 +52,13 @@ describe('isCodexClient', () => {
     [{'user-agent': 'claude-cli/2.1.332 (external, cli)'}, false],
     [{}, false],
   ])('%j: %s', (headers, codex) => expect(isCodexClient(headers)).toBe(codex))
+
+  it("tells Claude Code's requests by their user agent (the Agent SDK's too), not the Anthropic SDK's", () => {
+    expect(isClaudeCodeClient(CLAUDE_CODE)).toBe(true)
+    expect(isClaudeCodeClient({'user-agent': 'claude-cli/2.1.328 (external, sdk-cli)'})).toBe(true)
+    expect(isClaudeCodeClient({'user-agent': 'Anthropic/JS 0.71.0'})).toBe(false)
+    expect(isClaudeCodeClient({})).toBe(false)
+  })
 })
 
 describe('parseRetryAfter, as the 429 wait reads it', () => {
@@ -92,17 +112,51 @@ describe('bodyWait', () => {
     expect(saidAfter('', words('37.5s'))).toBe('38')
   })
 
-  it('a RetryInfo past a minute that is no daily quota: x-should-retry: false, no retry-after; to a Gemini client its RetryInfo as it is', () => {
+  it('a RetryInfo past 5 minutes that is no daily quota: x-should-retry: false, no retry-after; to a Gemini client its RetryInfo as it is', () => {
     const hour = JSON.stringify(google('3600s'))
-    expect(waitHeaders(hour, '', 'messages')).toEqual({'x-should-retry': 'false'})
-    expect(waitHeaders(hour, 'Quota exceeded.', 'chat', true)).toEqual({'x-should-retry': 'false'})
-    // (Gemini CLI reads RetryInfo, and ends the turn on one past 5 minutes itself)
-    expect(waitHeaders(hour, '', 'gemini')).toEqual({'retry-after': '3600'})
-    expect(waitHeaders(JSON.stringify(google('60s')), '', 'responses')).toEqual({'retry-after': '60'})
-    // (the words' longer wait decides: RetryInfo's "58s" beside "Please retry in 61.2s.")
-    expect(waitHeaders(JSON.stringify(google('58s')), 'Please retry in 61.2s.', 'messages')).toEqual({
+    expect(waitHeaders(hour, '', {family: 'messages'})).toEqual({'x-should-retry': 'false'})
+    expect(waitHeaders(hour, 'Quota exceeded.', {family: 'chat', headers: CODEX}, true)).toEqual({
       'x-should-retry': 'false',
     })
+    // (Gemini CLI reads RetryInfo, and ends the turn on one past 5 minutes itself)
+    expect(waitHeaders(hour, '', {family: 'gemini'})).toEqual({'retry-after': '3600'})
+    expect(waitHeaders(JSON.stringify(google('301s')), '', {family: 'chat'})).toEqual({
+      'x-should-retry': 'false',
+    })
+  })
+
+  it('a wait past a minute up to 5: retry-after to a client that waits it, nothing to Codex and Claude Code, never x-should-retry', () => {
+    const minute = JSON.stringify(google('60s'))
+    expect(waitHeaders(minute, '', {family: 'responses', headers: CODEX})).toEqual({'retry-after': '60'})
+    const five = JSON.stringify(google('300s'))
+    expect(waitHeaders(five, '', {family: 'chat', headers: {'user-agent': 'OpenAI/JS 6.49.0'}})).toEqual({
+      'retry-after': '300',
+    })
+    // (no client known: as any other client's)
+    expect(waitHeaders(five, '', {family: 'messages'})).toEqual({'retry-after': '300'})
+    expect(waitHeaders(five, '', {family: 'responses', headers: CODEX})).toEqual({})
+    expect(waitHeaders(five, '', {family: 'messages', headers: CLAUDE_CODE})).toEqual({})
+    // (the words' longer wait decides: RetryInfo's "58s" beside "Please retry in 61.2s.")
+    expect(
+      waitHeaders(JSON.stringify(google('58s')), 'Please retry in 61.2s.', {family: 'messages'}),
+    ).toEqual({'retry-after': '62'})
+    expect(waitHeaders('', 'Please try again in 1m5s.', {family: 'messages', headers: CLAUDE_CODE})).toEqual(
+      {},
+    )
+  })
+
+  it('retry-after-ms alone: as retry-after up to a minute; past 5 minutes x-should-retry: false, past a minute nothing to Codex', () => {
+    const ms = (value: string) => ({'retry-after-ms': value})
+    expect(msWaitHeaders(ms('1500'), {family: 'messages', headers: CLAUDE_CODE})).toEqual({
+      'retry-after': '2',
+    })
+    expect(msWaitHeaders(ms('90000'), {family: 'chat'})).toEqual({'retry-after': '90'})
+    expect(msWaitHeaders(ms('90000'), {family: 'responses', headers: CODEX})).toEqual({})
+    expect(msWaitHeaders(ms('3600000'), {family: 'chat'})).toEqual({'x-should-retry': 'false'})
+    expect(msWaitHeaders(ms('3600000'), {family: 'gemini'})).toEqual({'retry-after': '3600'})
+    // (the upstream's own retry-after stays; no number, nothing)
+    expect(msWaitHeaders({...ms('3600000'), 'retry-after': '3600'}, {family: 'chat'})).toEqual({})
+    expect(msWaitHeaders(ms('soon'), {family: 'chat'})).toEqual({})
   })
 
   it('gives retry-after in whole seconds, rounded up', () => {
@@ -147,16 +201,18 @@ describe("the wait a 429's words state (waitHeaders)", () => {
     expect(after('', 'Quota exceeded for metric … Please retry in 37.5s.')).toBe('38')
     expect(after('', 'Rate limit exceeded')).toBeUndefined()
   })
-  it('reads a minute alone and spelled units; a wait past a minute is none (Codex waits any, 5 times)', () => {
+  it('reads a minute alone and spelled units; to Codex a wait past a minute is none (it waits any, 5 times)', () => {
     expect(after('', 'Please try again in 1m.')).toBe('60')
     expect(after('', 'Please try again in 6 seconds.')).toBe('6')
     expect(after('', 'Please retry in 0 minutes 30 seconds')).toBe('30')
+    expect(after('', 'Please try again in 1m0.5s.')).toBe('61')
     // (small60 sent these: 836 s held Codex 70 minutes)
-    expect(after('', 'Please try again in 1m0.5s.')).toBeUndefined()
-    expect(after('', 'Please try again in 7m12s.')).toBeUndefined()
-    expect(after('', GROQ_TPD)).toBeUndefined()
-    expect(after('', 'Please try again in 1000000000000000000000000s.')).toBeUndefined()
-    expect(after('', 'Please try again in moments')).toBeUndefined()
+    const codex = (words: string) => waitHeaders('', words, {family: 'responses', headers: CODEX})
+    expect(codex('Please try again in 1m0.5s.')).toEqual({})
+    expect(codex('Please try again in 7m12s.')).toEqual({'x-should-retry': 'false'})
+    expect(codex(GROQ_TPD)).toEqual({'x-should-retry': 'false'})
+    expect(codex('Please try again in 1000000000000000000000000s.')).toEqual({'x-should-retry': 'false'})
+    expect(codex('Please try again in moments')).toEqual({})
   })
 })
 
@@ -173,7 +229,7 @@ describe('a daily limit in words (OpenAI, Groq: "per day (TPD)", "(RPD)")', () =
     expect(noWaitHelps(500, body)).toBe(false)
   })
 
-  it('a 429 said inside a 200 whose words state a wait past a minute gets no retry-after, not the 2 s', () => {
+  it('a 429 said inside a 200 whose words state a wait past 5 minutes gets no retry-after, not the 2 s', () => {
     expect(saidAfter('', 'Please try again in 7m12s.')).toBeUndefined()
     expect(saidAfter('', 'Please try again in 59.2s.')).toBe('60')
     expect(saidAfter('', 'Too many requests')).toBe('2')

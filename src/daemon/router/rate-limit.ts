@@ -13,7 +13,8 @@
  *   naming the quota (`...PerMinute...`, `...PerDay...`); its message states the same wait
  *   uncut ("Please retry in 58.934310785s." where RetryInfo says "58s", python-genai #2114). No
  *   header says it, so a translated answer gets `retry-after` from the longer of the two
- *   (./translated.ts), which the Anthropic and OpenAI SDKs (Claude Code's included) honour.
+ *   (./translated.ts), which the Anthropic and OpenAI SDKs and Claude Code honour up to a minute
+ *   (a longer one: {@link waitFor}).
  *
  * Read only on a 429: nothing here runs for a request that succeeds.
  */
@@ -157,15 +158,21 @@ const STATED_WAIT = new RegExp(`(?:try again|retry) in ((?:${WAIT_PART.source} ?
 /** The longest wait read from a 429's words: a day (a larger number would print as `1e+23`). */
 const MOST_STATED_WAIT_S = 86_400
 /**
- * The longest wait a 429's words or its RetryInfo give as `retry-after`: a minute. The Anthropic
- * SDK (Claude Code's) honours a `retry-after` only below 60 s, its own backoff otherwise; the
- * OpenAI SDK (openai-node 6.49 `retryRequest`: "just do what it says") and Codex wait whatever it
- * says (Codex 5 times, docs/RELIABILITY.md), so Groq's per-day "Please try again in 13m55.2s." as
- * `retry-after: 836` held Codex 70 minutes. A longer wait
- * gets `x-should-retry: false` instead ({@link waitHeaders}): Codex ends the turn and says the 429,
- * the SDKs end the request rather than retry into it.
+ * The longest wait said as `retry-after` to every client: a minute. The Anthropic SDK honours a
+ * `retry-after` only below 60 s (its own short backoff otherwise); Claude Code (2.1.328, `claude
+ * -p`, measured) waits one of 60 s and ends the request at once on one of 61 s or more ("API Error:
+ * Request rejected (429)"), as on `x-should-retry: false`; Codex waits whatever it says, 5 times
+ * (docs/RELIABILITY.md), so Groq's per-day "Please try again in 13m55.2s." as `retry-after: 836`
+ * held Codex 70 minutes (small60). A longer wait: {@link MOST_WAITED_MS}, {@link waitFor}.
  */
 const MOST_SAID_WAIT_MS = 60_000
+/**
+ * The longest wait a client is left to sit out: 5 minutes, where Gemini CLI ends the turn itself
+ * (`classifyGoogleError`: a RetryInfo past it is a TerminalQuotaError), longer than Claude Code's
+ * own backoff. The OpenAI SDK (openai-node 6.49 `retryRequest`: "just do what it says") waits any
+ * `retry-after` and `retry-after-ms`, so one of an hour held it the hour.
+ */
+const MOST_WAITED_MS = 300_000
 
 /**
  * The wait a 429's words state, in milliseconds (at most a day): OpenAI's and Groq's rate-limit
@@ -198,33 +205,63 @@ export function bodyWaitMs(text: string): BodyWait | undefined {
   return said === undefined ? undefined : {retryMs: Math.ceil(said)}
 }
 
+/** The headers a 429 gets for its wait ({@link waitFor}). */
+export type WaitHeaders = {'retry-after'?: string; 'x-should-retry'?: string}
+
+/**
+ * Who a 429's wait is said to: the entrance's family, and the client's request headers (Codex's
+ * and Claude Code's are told no wait past a minute; none known: as any other client's).
+ */
+export interface WaitClient {
+  family: Family
+  headers?: IncomingHttpHeaders
+}
+
+/**
+ * Whether a request is Claude Code's: its user agent (`claude-cli/2.1.328 (external, cli)`, the
+ * Agent SDK's `... sdk-cli`).
+ */
+export function isClaudeCodeClient(headers: IncomingHttpHeaders): boolean {
+  return headers['user-agent']?.startsWith('claude-cli/') === true
+}
+
+/**
+ * The headers that say a wait of `ms` to `client`:
+ *
+ * - a minute or less ({@link MOST_SAID_WAIT_MS}), and any wait to a Gemini client: `retry-after`
+ *   in whole seconds (rounded up, at least 1), which every client waits out before it retries. A
+ *   Gemini client gets it as Google's `RetryInfo` in the body (./error-shape.ts), which Gemini CLI
+ *   reads (not the header) and ends the turn on past 5 minutes itself;
+ * - up to 5 minutes ({@link MOST_WAITED_MS}): `retry-after` to a client that waits it (the OpenAI
+ *   SDK; the Anthropic SDK backs off on its own instead), and nothing to Codex, which would wait
+ *   it 5 times and without it ends the turn saying the 429, nor to Claude Code, which ends the
+ *   request at once on a `retry-after` past 60 s and without one retries on its own backoff (10
+ *   tries over minutes: measured, 2.1.328), as before waits61 for a wait its words stated;
+ * - longer: `x-should-retry: false` and no `retry-after`, which the Anthropic and OpenAI SDKs and
+ *   Claude Code obey before any status (anthropic-sdk-typescript and openai-node `shouldRetry`: "If
+ *   the server explicitly says whether or not to retry, obey."): the request ends with the
+ *   upstream's words, which say the wait. Codex reads no `x-should-retry`: no `retry-after` ends
+ *   its turn.
+ */
+function waitFor(ms: number, client: WaitClient): WaitHeaders {
+  const seconds = {'retry-after': String(Math.max(1, Math.ceil(ms / 1000)))}
+  if (ms <= MOST_SAID_WAIT_MS || client.family === 'gemini') return seconds
+  if (ms > MOST_WAITED_MS) return {'x-should-retry': 'false'}
+  const headers = client.headers
+  return headers && (isCodexClient(headers) || isClaudeCodeClient(headers)) ? {} : seconds
+}
+
 /**
  * The headers that tell a client's SDK how long a 429 asks to be left alone, for one whose upstream
  * sent no `retry-after` of its own: `x-should-retry: false` for a daily quota ({@link bodyWait},
- * {@link DAILY_WORDS}; the caller tells OpenAI's `insufficient_quota` by `noWaitHelps` itself).
- * `text`: its body (Google's `RetryInfo` in the error; empty when none), `words`: its message; the
- * wait is the longer of the two, as Google gives both and cuts RetryInfo to whole seconds
- * ({@link BodyWait}).
- *
- * - A wait of a minute or less: `retry-after`, in whole seconds (rounded up, at least 1), which
- *   Codex, Claude Code and the Anthropic and OpenAI SDKs wait out before they retry.
- * - A longer one ({@link MOST_SAID_WAIT_MS}): `x-should-retry: false` and no `retry-after`. The
- *   Anthropic SDK honours a `retry-after` only below 60 s and retries on its own short backoff
- *   otherwise, each retry refused again (Claude Code 10 of them); the OpenAI SDK (openai-node
- *   `retryRequest`) and Codex wait any `retry-after` (Codex 5 times: a `retryDelay` of 3600 s
- *   held it 5 hours). Told not to retry, the SDK ends the request with the upstream's words,
- *   which say the wait. To a Gemini client (`family` gemini) the wait as it is, long too: it becomes Google's
- *   `RetryInfo` in the body (./error-shape.ts), which Gemini CLI reads (not the header) and ends
- *   the turn on past 5 minutes itself (`classifyGoogleError`, TerminalQuotaError).
- * - None stated: `retry-after` the first of Codex's waits ({@link RETRY_429}) when `fallback` (a
- *   429 said inside a 200, which Codex would not retry without it), else nothing.
+ * {@link DAILY_WORDS}; the caller tells OpenAI's `insufficient_quota` by `noWaitHelps` itself),
+ * else the wait said as {@link waitFor} says it. `text`: its body (Google's `RetryInfo` in the
+ * error; empty when none), `words`: its message; the wait is the longer of the two, as Google gives
+ * both and cuts RetryInfo to whole seconds ({@link BodyWait}). None stated: `retry-after` the first
+ * of Codex's waits ({@link RETRY_429}) when `fallback` (a 429 said inside a 200, which Codex would
+ * not retry without it), else nothing.
  */
-export function waitHeaders(
-  text: string,
-  words: string,
-  family: Family,
-  fallback = false,
-): {'retry-after'?: string; 'x-should-retry'?: string} {
+export function waitHeaders(text: string, words: string, client: WaitClient, fallback = false): WaitHeaders {
   const read = text === '' ? undefined : bodyWait(text)
   // (a daily quota, in its details or its words: no wait helps, whatever it states)
   if (read?.long || DAILY_WORDS.test(words)) return {'x-should-retry': 'false'}
@@ -232,24 +269,26 @@ export function waitHeaders(
   const said = statedWaitMs(words)
   const ms = info === undefined ? said : said === undefined ? info : Math.max(info, Math.ceil(said))
   if (ms === undefined) return fallback ? {'retry-after': String(RETRY_429.fixedMs[0]! / 1000)} : {}
-  if (ms > MOST_SAID_WAIT_MS && family !== 'gemini') return {'x-should-retry': 'false'}
-  return {'retry-after': String(Math.max(1, Math.ceil(ms / 1000)))}
+  return waitFor(ms, client)
 }
 
 /**
- * A wait given in `retry-after-ms` only, as `retry-after` in whole seconds (rounded up): the
- * header Claude Code's own retry loop and Codex read (neither reads `-ms`). Undefined when
- * `retry-after` is there already or `retry-after-ms` is no number, and for a wait past a minute
- * ({@link MOST_SAID_WAIT_MS}) but to a Gemini client (`family`): the SDKs read `retry-after-ms`
- * themselves (the Anthropic SDK then backs off on its own, the OpenAI SDK waits it), and Codex
- * would wait any `retry-after` 5 times; a Gemini client gets it as Google's
- * RetryInfo (./error-shape.ts), which Gemini CLI ends the turn on past 5 minutes.
+ * A wait given in `retry-after-ms` only (Azure OpenAI, some OpenAI-compatible servers), said as
+ * {@link waitFor} says it: as `retry-after` too, in whole seconds (rounded up), the header Claude
+ * Code's own retry loop and Codex read (neither reads `-ms`: Claude Code retried after 1.2 s on
+ * `retry-after-ms: 90000`, 2.1.328), and a Gemini client gets as RetryInfo (./error-shape.ts); past
+ * 5 minutes `x-should-retry: false`, the upstream's `retry-after-ms` kept (the OpenAI SDK would
+ * wait it whole). Nothing when `retry-after` is there already or `retry-after-ms` is no number.
  */
-export function retryAfterFromMs(headers: IncomingHttpHeaders, family: Family): string | undefined {
-  if (headers['retry-after'] !== undefined || typeof headers['retry-after-ms'] !== 'string') return undefined
+export function msWaitHeaders(headers: IncomingHttpHeaders, client: WaitClient): WaitHeaders {
+  if (headers['retry-after'] !== undefined || typeof headers['retry-after-ms'] !== 'string') return {}
   const wait = parseRetryAfter(headers)
-  if (wait === undefined || (wait > MOST_SAID_WAIT_MS && family !== 'gemini')) return undefined
-  return String(Math.ceil(wait / 1000))
+  return wait === undefined ? {} : waitFor(wait, client)
+}
+
+/** Adds `wait`'s headers to `headers` where they have none of that name. */
+export function addWaitHeaders(headers: Record<string, unknown>, wait: WaitHeaders): void {
+  for (const [name, value] of Object.entries(wait)) headers[name] ??= value
 }
 
 /**

@@ -3,7 +3,7 @@
  * (backpressure honoured), feeds the usage tap off the critical path, and ends a stream that
  * breaks after its first byte with an error event in the entrance's protocol.
  */
-import type {ServerResponse} from 'node:http'
+import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
 import type {Dispatcher} from 'undici'
 
@@ -12,7 +12,7 @@ import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
-import {noWaitHelps, waitHeaders} from './rate-limit.js'
+import {addWaitHeaders, noWaitHelps, waitHeaders} from './rate-limit.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
 import {overflowFirstEvent} from './stream-overflow.js'
@@ -302,6 +302,11 @@ export interface RelayContext {
    * policy falls back and one is left); set by the proxy for each attempt.
    */
   canFallBack?: boolean
+  /**
+   * The client's request headers, read only where a 429's long wait is said (./rate-limit.ts
+   * `waitFor`: Codex and Claude Code are told none past a minute).
+   */
+  clientHeaders?: IncomingHttpHeaders
 }
 
 /**
@@ -365,7 +370,7 @@ export async function relay(
     // rewrapped below, and the rewrap keeps the words but not the code
     const quotaSpent = noWaitHelps(status, text)
     // A wait its body alone states (RetryInfo, "Please try again in 20s."), said as the header the
-    // Anthropic and OpenAI SDKs and Codex read, a wait past a minute as `x-should-retry: false`
+    // Anthropic and OpenAI SDKs, Claude Code and Codex read, a long wait as each can use it
     // (./rate-limit.ts `waitHeaders`); the body as it came. Not to a Gemini client: Gemini CLI
     // reads Google's RetryInfo and words from the body itself, never the header
     const wait =
@@ -374,7 +379,7 @@ export async function relay(
       family !== 'gemini' &&
       headers['retry-after'] === undefined &&
       headers['retry-after-ms'] === undefined
-        ? waitHeaders(text, text, family)
+        ? waitHeaders(text, text, {family, headers: ctx.clientHeaders})
         : undefined
     const overflow = await overflowAnswer(family, status, text, target.provider.name, result.requestId)
     if (overflow?.window) result.contextWindow = overflow.window
@@ -402,7 +407,7 @@ export async function relay(
       (quotaSpent || noWaitHelps(status, text))
     )
       headers['x-should-retry'] = 'false'
-    if (wait) for (const [name, value] of Object.entries(wait)) headers[name] ??= value
+    if (wait) addWaitHeaders(headers, wait)
     // (nobody to read the answer, whose words alone said why (a request held after its client left,
     // proxy.ts ClientGone): the row keeps them, after the leaving)
     if (clientGone.aborted)

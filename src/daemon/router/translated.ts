@@ -40,7 +40,7 @@ import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
 import {serverOf} from './targets.js'
-import {noWaitHelps, retryAfterFromMs, waitHeaders, settle429, spentQuota} from './rate-limit.js'
+import {addWaitHeaders, msWaitHeaders, noWaitHelps, settle429, spentQuota, waitHeaders} from './rate-limit.js'
 import {DATA_LINE, OVERFLOW_500} from './relay.js'
 import {createUsageTap} from './taps/index.js'
 import {MAX_TAPPED_JSON_BYTES} from './taps/tap.js'
@@ -500,16 +500,16 @@ export async function relayTranslated(
       if (typeof value === 'string') passed[name] = value
     }
     // Google states its wait in the body only (RetryInfo, and its words), some servers in their
-    // words only ("Please try again in 7s."): said as the header the client's SDK reads, a wait
-    // past a minute as `x-should-retry: false` (./rate-limit.ts `waitHeaders`), as a stream's
-    // first-event 429 gets it; none for a spent quota
+    // words only ("Please try again in 7s."): said as the header the client's SDK reads, a long
+    // wait as each client can use it (./rate-limit.ts `waitHeaders`), as a stream's first-event
+    // 429 gets it; none for a spent quota
     if (
       status === 429 &&
       !quotaSpent &&
       passed['retry-after'] === undefined &&
       passed['retry-after-ms'] === undefined
     )
-      for (const [name, value] of Object.entries(waitHeaders(text, said, family))) passed[name] ??= value
+      addWaitHeaders(passed, waitHeaders(text, said, {family, headers: ctx.clientHeaders}))
     if (quotaSpent && passed['x-should-retry'] === undefined) passed['x-should-retry'] = 'false'
     // a prompt past the model's context window, in the words the agent acts on (Claude Code
     // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every
@@ -618,7 +618,9 @@ export async function relayTranslated(
       // any 429 but a spent quota: the longer of Google's RetryInfo and the wait its words state,
       // else the first of Codex's waits, as a stream's first-event 429 gets it (`earlyError` below)
       const wait =
-        said.status === 429 && !quotaSpent ? waitHeaders(text, said.message, family, true) : undefined
+        said.status === 429 && !quotaSpent
+          ? waitHeaders(text, said.message, {family, headers: ctx.clientHeaders}, true)
+          : undefined
       sendFamilyError(res, family, said.status, message, {
         requestId: result.requestId,
         ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
@@ -1071,8 +1073,15 @@ function earlyError(
     : ''
   const message = `${upstreamNamed(provider, family)}: ${early.message}${spent}`
   // (a failed finish is the model's answer, as it was once the stream had begun: the client gets
-  // the 502, the breaker is not told, no other target is tried)
-  const failure = !early.answered && (early.truncated || early.status >= 500 || early.status === 429)
+  // the 502, the breaker is not told, no other target is tried.) A first event naming a key or a
+  // model the server refuses (`invalid_api_key`, `model_not_found`: a 401, 403 or 404 by
+  // ../../protocols/errors.ts `namedStatus`) in a 200 is what a relay says of its own upstream,
+  // which another target may not share: the next target when there is one, the breaker told (it
+  // was a 502 that did so until waits61 named it), else that status, the request's last answer
+  const refused = early.status === 401 || early.status === 403 || early.status === 404
+  const failure =
+    !early.answered &&
+    (early.truncated || early.status >= 500 || early.status === 429 || (refused && ctx.canFallBack === true))
   body.destroy()
   if (failure && ctx.canFallBack) return {failedBeforeFirstByte: message, silent: false}
   result.status = early.status
@@ -1089,7 +1098,9 @@ function earlyError(
   // this was a 502 it retried before the stream's 429 was read); Claude Code and the OpenAI SDKs
   // wait what it says; a Gemini client gets it as RetryInfo.
   const wait =
-    early.status === 429 && !quotaSpent ? waitHeaders(google, early.message, family, true) : undefined
+    early.status === 429 && !quotaSpent
+      ? waitHeaders(google, early.message, {family, headers: ctx.clientHeaders}, true)
+      : undefined
   sendFamilyError(
     res,
     family,
@@ -1137,8 +1148,10 @@ async function continuationRefused(
     if (last429) {
       settle429(target, `${provider.name}: the continuation of a paused turn: upstream answered 429`, false)
       // (a wait in `retry-after-ms` only, as `retry-after` too: the proxy's rule for a first answer)
-      const seconds = retryAfterFromMs(upstream.headers, ctx.family)
-      if (seconds !== undefined) upstream.headers['retry-after'] = seconds
+      addWaitHeaders(
+        upstream.headers,
+        msWaitHeaders(upstream.headers, {family: ctx.family, headers: ctx.clientHeaders}),
+      )
     }
     return 'answer'
   }
