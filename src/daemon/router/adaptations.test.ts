@@ -3208,6 +3208,43 @@ describe("Gemini 3's refusal of a tool call turn without its thought signature (
     }
   })
 
+  it("learns Google's and Vertex's refusal a relay wrapped, as text, in its own message (Antigravity-Manager #3229), one level", () => {
+    // the upstream's body, pretty-printed, as the relay's message
+    const wrapped = (message: string) =>
+      JSON.stringify({
+        error: {
+          code: 400,
+          message: JSON.stringify({error: {code: 400, message, status: 'INVALID_ARGUMENT'}}, null, 2),
+          status: 'INVALID_ARGUMENT',
+        },
+      })
+    for (const [message, field] of [
+      [GOOGLE, 'google'],
+      [VERTEX, 'vertex'],
+    ] as const) {
+      // the chat-side rule (Google's OpenAI-compatible endpoint behind the relay)
+      const chat = new UpstreamAdaptations()
+      expect(chat.learn('g', 'gemini-3-pro', wrapped(message), {fields: SENT})).toMatch(
+        /^refused a tool call turn without its thought signature/,
+      )
+      expect(chat.get('g', 'gemini-3-pro')).toEqual({thoughtSignatures: field})
+      // a Gemini body passed through
+      const passed = new UpstreamAdaptations()
+      expect(passed.learnPassedGeminiSignatures('g', 'gemini-3-pro', wrapped(message), undefined)).toMatch(
+        /^refused a tool call turn without its thought signature/,
+      )
+      expect(passed.get('g', 'gemini-3-pro')).toEqual({thoughtSignatures: 'part'})
+    }
+    // one level only, and only words at the start of the inner message
+    const twice = JSON.stringify({error: {code: 400, message: wrapped(GOOGLE)}})
+    const prose = wrapped(`Why does "${GOOGLE}" happen?`)
+    for (const text of [twice, prose, JSON.stringify({error: {message: '{not json'}})])
+      expect(
+        new UpstreamAdaptations().learnPassedGeminiSignatures('g', 'm', text, undefined),
+        text,
+      ).toBeUndefined()
+  })
+
   it('learns nothing from the words quoted in prose, an echo of the request, or a translated body to Gemini itself', () => {
     const a = new UpstreamAdaptations()
     for (const message of [

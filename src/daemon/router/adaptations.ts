@@ -2073,7 +2073,18 @@ function signatureRefusal(errorText: string, message: string): ThoughtSignatureF
       ? 'reasoning_details'
       : undefined
   }
-  return googleSignatureField(errorText, message)
+  const field = googleSignatureField(errorText, message)
+  if (field !== undefined || message === errorText || !/^\s*[[{]/.test(message)) return field
+  // a relay that wraps the upstream's error body, as text, in its own message (`{"error": {"code":
+  // 400, "message": "{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"Function call is
+  // missing a thought_signature…`, lbjlaq/Antigravity-Manager #3229): that body's words, one level
+  // down, read as the upstream's (only for a message that is JSON text)
+  try {
+    JSON.parse(message)
+  } catch {
+    return undefined
+  }
+  return googleSignatureField(message, errorParts(message).message)
 }
 
 /**

@@ -6,6 +6,8 @@
  * turn's unsigned first call). A body every call of which is signed goes byte for byte as it came,
  * though a Python or REST client's bytes are not what `JSON.stringify` writes (`caf\u00e9`, `1.0`,
  * a 20-digit integer, a key `"10"` after others, spaces): a parse and a write would change them all.
+ * A relay that wraps Google's refusal, as text, in its own message (lbjlaq/Antigravity-Manager
+ * #3229) teaches the same rule.
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
@@ -22,7 +24,7 @@ const ANSWER = JSON.stringify({
 const SKIP = ',"thoughtSignature":"skip_thought_signature_validator"'
 
 /** The refusal's body as the upstream of the test writes it: Google's own, or a relay's wrapping it. */
-const refusal: 'google' | 'relay' = 'google'
+let refusal: 'google' | 'relay' = 'google'
 
 // Gemini 3: the current turn's first call of each model content must be signed
 const {gateway, upstream, received, start, clear, close} = judgedMessagesGateway(
@@ -108,5 +110,18 @@ describe('a Gemini body passed through, once the skip value is learned: its byte
     const counted = `{"generateContentRequest": ${unsigned}}`
     expect(await post(counted, 'countTokens')).toBe(200)
     expect(received.map(String)).toEqual([`{"generateContentRequest": ${head}${SKIP}${tail}}`])
+  })
+
+  it('a relay that wraps the refusal in its own message: learned the same, sent again signed', async () => {
+    targets = [target('relay')]
+    refusal = 'relay'
+    try {
+      expect(await post(unsigned)).toBe(200)
+      expect(received.map(String)).toEqual([unsigned, head + SKIP + tail])
+      const [row] = await gateway.settled(1)
+      expect(row.error).toMatch(/^relay refused a tool call turn without its thought signature/)
+    } finally {
+      refusal = 'google'
+    }
   })
 })
