@@ -6,9 +6,10 @@
 // 400: that request and every later one go with the skip value on the first call of each model
 // turn without a signature; a signature Gemini gave stays where it was, and the calls after the
 // first of a parallel turn stay unsigned, as Gemini 3 sent them (vercel/ai #16298). A Gemini 2.5
-// upstream, which refuses nothing, gets the client's bytes as they came; translated (Claude Code's
-// history of calls another vendor made), it gets no skip value, a Gemini 3 the skip value on each
-// turn's first call.
+// upstream without thinking, which refuses nothing, gets the client's bytes as they came; thinking
+// (Gemini CLI's thinking config), it refuses such a turn as Gemini 3 does (openclaude #583, rowboat
+// #694) and learns the same. Translated (Claude Code's history of calls another vendor made, thinking
+// on), every Gemini gets the skip value on each turn's first call at once, 2.5 too.
 import Anthropic from '@anthropic-ai/sdk'
 import {describe, expect, it} from 'vitest'
 
@@ -20,6 +21,7 @@ const gw = translatedRoutes(
     g3: ['sim-gemini', 'gemini-3-pro-preview+parallel-tools'],
     stream: ['sim-gemini', 'gemini-3-flash-preview'],
     g25: ['sim-gemini', 'gemini-2.5-flash'],
+    g25think: ['sim-gemini', 'gemini-2.5-pro'],
     // a Gemini 3 behind a name that says 2.5 (a relay's mapping)
     alias: ['sim-gemini', 'gemini-2.5-pro+signed-calls'],
   },
@@ -130,7 +132,7 @@ describe('Gemini 3 passed through a history of calls it did not sign', {timeout:
     ])
   })
 
-  it("Gemini 2.5, which refuses no such turn: the client's bytes, no skip value", async () => {
+  it("Gemini 2.5 without thinking, which refuses no such turn: the client's bytes, no skip value", async () => {
     await takeSimCalls(gw.simOrigin, GEMINI_PATH)
     const body = {
       contents: [user('Read the files.'), unsigned, answers('read_file', 'read_file', 'grep')],
@@ -142,32 +144,38 @@ describe('Gemini 3 passed through a history of calls it did not sign', {timeout:
     expect((await projectLogRows(gw.base, 'g3sigs-g25', 2)).map((r) => r.error)).toEqual([null, null])
   })
 
-  for (const [id, first] of [
-    ['g25', undefined],
-    ['stream', SKIP],
-  ] as const)
-    it(`translated (Claude Code's parallel calls another vendor made): ${id === 'g25' ? 'no skip value to Gemini 2.5' : 'the skip value on the first call to Gemini 3'}`, async () => {
-      await takeSimCalls(gw.simOrigin, GEMINI_PATH)
-      const answer = await claudeCodeTurn(id)
-      expect(answer.content.some((b) => b.type === 'text')).toBe(true)
-      const sent = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
-      expect(sent.map(signatures)).toEqual([[[first ?? null, null]]])
-    })
-
-  it('translated to a Gemini 3 named 2.5: its refusal learned, sent again with the skip value, the next at once', async () => {
+  it("Gemini 2.5 thinking (Gemini CLI's thinking config): refuses the other model's unsigned turn, learned as for Gemini 3", async () => {
     await takeSimCalls(gw.simOrigin, GEMINI_PATH)
-    for (let i = 0; i < 2; i++)
-      expect((await claudeCodeTurn('alias')).content.some((b) => b.type === 'text')).toBe(true)
+    const body = {
+      contents: [user('Read the files.'), unsigned, answers('read_file', 'read_file', 'grep')],
+      tools,
+      generationConfig: {thinkingConfig: {thinkingBudget: 8192, includeThoughts: true}},
+    }
+    for (let i = 0; i < 2; i++) expect((await ask('g25think', body)).status).toBe(200)
     expect((await takeSimCalls(gw.simOrigin, GEMINI_PATH)).map(signatures)).toEqual([
-      [[null, null]],
-      [[SKIP, null]],
-      [[SKIP, null]],
+      [[null, null, null]],
+      [[SKIP, null, null]],
+      [[SKIP, null, null]],
     ])
-    expect((await projectLogRows(gw.base, 'g3sigs-alias', 2)).map((r) => [r.status, r.error])).toEqual([
+    expect((await projectLogRows(gw.base, 'g3sigs-g25think', 2)).map((r) => [r.status, r.error])).toEqual([
       [200, expect.stringMatching(/^sim-gemini refused a tool call turn without its thought signature/)],
       [200, null],
     ])
   })
+
+  // Claude Code with thinking on: the simulator's Gemini 2.5 then refuses an unsigned first call,
+  // as Gemini 2.5 thinking does (openclaude #583: before stop 61's mend, one refused try each)
+  for (const id of ['g25', 'stream', 'alias'])
+    it(`translated (Claude Code's parallel calls another vendor made, thinking on) to ${id}: the skip value on the first call, one try`, async () => {
+      await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+      const answer = await claudeCodeTurn(id)
+      expect(answer.content.some((b) => b.type === 'text')).toBe(true)
+      const sent = await takeSimCalls(gw.simOrigin, GEMINI_PATH)
+      expect(sent.map(signatures)).toEqual([[[SKIP, null]]])
+      // (thinking on: a budget to Gemini 2.5, a level to Gemini 3)
+      expect(sent[0].generationConfig.thinkingConfig).not.toMatchObject({thinkingBudget: 0})
+      expect(sent[0].generationConfig.thinkingConfig).toBeDefined()
+    })
 })
 
 /** Claude Code's turn after two parallel calls another vendor made, translated to `id`'s Gemini. */
@@ -181,7 +189,8 @@ function claudeCodeTurn(id: string) {
   })
   return client.messages.create({
     model: 'claude-sonnet-4-5',
-    max_tokens: 1024,
+    max_tokens: 16000,
+    thinking: {type: 'enabled', budget_tokens: 8000},
     tools: [
       {
         name: 'read_file',

@@ -184,7 +184,9 @@ export type ThoughtSignatureField = 'reasoning_details' | 'google' | 'vertex' | 
  * `field` says; a call that has its own signature keeps it. The same bytes on every request.
  */
 export function dummySignatures(body: Body, field: ThoughtSignatureField): void {
-  if (field === 'part') return dummyPartSignatures(body)
+  // (a Gemini body: the encoder signs each turn's first call itself, gemini.ts; one passed through
+  // is signed in its bytes, ./part-signatures.ts)
+  if (field === 'part') return
   const messages = body.messages
   if (!Array.isArray(messages)) return
   body.messages = (messages as Body[]).map((m) => {
@@ -208,26 +210,6 @@ export function dummySignatures(body: Body, field: ThoughtSignatureField): void 
     const signed = {...first, extra_content: {[field]: {thought_signature: SKIP_THOUGHT_SIGNATURE}}}
     return {...m, tool_calls: [signed, ...calls.slice(1)]}
   })
-}
-
-/**
- * A Gemini body (Gemini CLI's, passed through) whose model contents have a first `functionCall`
- * part without a `thoughtSignature` (calls another model or another route made: Gemini 2.5, a
- * fallback, another vendor) get Google's documented skip value on that part; a part with its own
- * signature keeps it, and so do the calls after the first, which Gemini 3 signs none of (its
- * parallel calls: only the first is signed). Every model content, not only the current turn's: the
- * history's bytes stay the same from turn to turn. Rewritten in place.
- */
-function dummyPartSignatures(body: Body): void {
-  if (!Array.isArray(body.contents)) return
-  for (const content of body.contents as Body[]) {
-    if (!content || typeof content !== 'object' || content.role !== 'model' || !Array.isArray(content.parts))
-      continue
-    const parts = content.parts as Body[]
-    const at = parts.findIndex((p) => p && typeof p === 'object' && p.functionCall !== undefined)
-    if (at < 0 || parts[at].thoughtSignature !== undefined) continue
-    parts[at] = {...parts[at], thoughtSignature: SKIP_THOUGHT_SIGNATURE}
-  }
 }
 
 /**

@@ -157,7 +157,7 @@ describe("gemini decodeRequest: a response's own id, and a call of an older turn
 })
 
 describe('gemini encodeRequest', () => {
-  it('gives the skip value to a Gemini 3 or an alias, none to a model named as an older Gemini or Gemma', () => {
+  it('gives the skip value to every model, Gemini 2.5 and Gemma as Gemini 3 (2.5 thinking refuses the turn without it)', () => {
     const request = {
       ...base,
       messages: [
@@ -175,10 +175,18 @@ describe('gemini encodeRequest', () => {
       ((geminiCodec.encodeRequest(request, model).contents as any[])[1].parts as any[]).map(
         (p) => p.thoughtSignature ?? null,
       )
-    for (const model of ['gemini-3-pro-preview', 'gemini-3.5-flash', 'gemini-flash-latest', 'relay-model'])
+    for (const model of [
+      'gemini-3-pro-preview',
+      'gemini-3.5-flash',
+      'gemini-flash-latest',
+      'relay-model',
+      'gemini-2.5-flash',
+      'models/gemini-2.0-flash',
+      'vertex_ai/gemini-2.5-pro',
+      'gemini-1.5-pro',
+      'gemma-3-27b-it',
+    ])
       expect(firstCall(model), model).toEqual([SKIP_SIGNATURE, null])
-    for (const model of ['gemini-2.5-flash', 'models/gemini-2.0-flash', 'gemini-1.5-pro', 'gemma-3-27b-it'])
-      expect(firstCall(model), model).toEqual([null, null])
   })
 
   it('signs the first call with the skip value when no Gemini signature exists, drops foreign reasoning', () => {

@@ -341,16 +341,7 @@ function imagePart(part: ImagePart, notes: ImageNotes): Body {
 
 const BUDGETS: Record<Effort, number> = {minimal: 512, low: 1024, medium: 8192, high: 24576}
 
-/**
- * Whether a model's name says a Gemini older than 3 (or Gemma), which asks for no signature on a
- * call it did not sign: no skip value goes to it, as Gemini CLI sends its own only to a Gemini 3
- * name (`supportsModernFeatures`). Any other name (Gemini 3 on, an alias such
- * as `gemini-flash-latest`, which Google points at Gemini 3, a relay's own name) gets it; a model
- * named older that refuses a turn without it is learned (daemon/router/adaptations.ts).
- */
-const olderGemini = (model: string): boolean => /(?:^|\/)(?:gemini-[12][.-]|gemma-)/i.test(model)
-
-function encodeModelParts(parts: Part[], notes: ImageNotes, model: string): Body[] {
+function encodeModelParts(parts: Part[], notes: ImageNotes): Body[] {
   const out: Body[] = []
   let pendingSig: string | undefined // from a reasoning part with no text: goes on the next part
   let turnSig: string | undefined // the turn's reasoning signature, for its first functionCall
@@ -372,8 +363,9 @@ function encodeModelParts(parts: Part[], notes: ImageNotes, model: string): Body
     } else if (part.type === 'image') out.push(imagePart(part, notes))
     else if (part.type === 'tool_call') {
       let sig = ownSig(part.signature) ?? pendingSig
-      // (the name read only for a call that has no signature of its own)
-      if (!sig && firstCall) sig = turnSig ?? (olderGemini(model) ? undefined : SKIP_SIGNATURE)
+      // Google's documented skip value on a first call that has none, to every model: Gemini 3
+      // refuses such a turn, and so does Gemini 2.5 thinking (openclaude #583, rowboat #694)
+      if (!sig && firstCall) sig = turnSig ?? SKIP_SIGNATURE
       out.push({
         functionCall: {name: part.name, args: parseArgs(part.arguments), id: part.id},
         ...(sig && {thoughtSignature: sig}),
@@ -681,7 +673,7 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
     let parts: Body[]
     if (message.role === 'assistant') {
       for (const p of message.parts) if (p.type === 'tool_call') callNames.set(p.id, p.name)
-      parts = encodeModelParts(message.parts, images, model)
+      parts = encodeModelParts(message.parts, images)
     } else if (i > plainTo && mediaWithResults(messages, i, (plainTo = runEnd(messages, i)))) {
       // the run's user messages, one content: its media placed as the model takes them
       const to = plainTo

@@ -698,7 +698,8 @@ export interface UpstreamAdaptation {
   /**
    * Gemini 3 refused a tool call's turn without its thought signature (behind a chat server, or on
    * Gemini's own API to a body passed through): such turns go with Google's documented dummy, in
-   * the field the server reads (conversation-rules.ts `dummySignatures`).
+   * the field the server reads (conversation-rules.ts `dummySignatures`; a Gemini body passed
+   * through, `part`, in its bytes: ./part-signatures.ts).
    */
   thoughtSignatures?: ThoughtSignatureField
   /**
@@ -1126,10 +1127,9 @@ export function adaptPassedMessages(
  * upstream model applied: its function declarations held to the most the model takes (`toolCap`,
  * ./tool-cap.ts), and its thinking config in the form the model takes (a model of another
  * generation than the one Gemini CLI named: `noThinkingLevel`, `thinkingBudget`), its system
- * instruction in the first user turn (`noSystemInstruction`, Gemma 3), the first call of a model
- * turn without a thought signature given Google's skip value (`thoughtSignatures`, Gemini 3 given
- * another model's history), everything else as the
- * client sent it; in a countTokens body that wraps the request it counts (`generateContentRequest`),
+ * instruction in the first user turn (`noSystemInstruction`, Gemma 3), everything else as the
+ * client sent it (a model turn's unsigned first call is signed in the bytes, before: the proxy's
+ * `withPartSignatures`, ./part-signatures.ts); in a countTokens body that wraps the request it counts (`generateContentRequest`),
  * that request, so the count is of what generateContent would send and Gemma 3 is not sent the
  * system instruction it refuses there either. Its bytes for the upstream, and what the log row says
  * was left out (pushed to `notes`). Called only for an upstream model learned so.
@@ -1162,7 +1162,6 @@ function adaptedGemini(
   else if (adapt.thinkingLevels) raiseThinkingLevel(out, adapt.thinkingLevels)
   if (adapt.thinkingBudget) adaptGeminiBudget(out, adapt.thinkingBudget)
   if (adapt.noSystemInstruction) systemIntoFirstTurn(out)
-  if (adapt.thoughtSignatures === 'part') dummySignatures(out, 'part')
   return out
 }
 

@@ -3218,7 +3218,44 @@ describe("Gemini 3's refusal of a tool call turn without its thought signature (
     }
   })
 
-  it('learns nothing from the words quoted in prose or an echo of the request; from Gemini itself, its own field', () => {
+  it("learns Google's and Vertex's refusal a relay wrapped, as text, in its own message (Antigravity-Manager #3229), one level", () => {
+    // the upstream's body, pretty-printed, as the relay's message
+    const wrapped = (message: string) =>
+      JSON.stringify({
+        error: {
+          code: 400,
+          message: JSON.stringify({error: {code: 400, message, status: 'INVALID_ARGUMENT'}}, null, 2),
+          status: 'INVALID_ARGUMENT',
+        },
+      })
+    for (const [message, field] of [
+      [GOOGLE, 'google'],
+      [VERTEX, 'vertex'],
+    ] as const) {
+      // the chat-side rule (Google's OpenAI-compatible endpoint behind the relay)
+      const chat = new UpstreamAdaptations()
+      expect(chat.learn('g', 'gemini-3-pro', wrapped(message), {fields: SENT})).toMatch(
+        /^refused a tool call turn without its thought signature/,
+      )
+      expect(chat.get('g', 'gemini-3-pro')).toEqual({thoughtSignatures: field})
+      // a Gemini body passed through
+      const passed = new UpstreamAdaptations()
+      expect(passed.learnPassedGeminiSignatures('g', 'gemini-3-pro', wrapped(message), undefined)).toMatch(
+        /^refused a tool call turn without its thought signature/,
+      )
+      expect(passed.get('g', 'gemini-3-pro')).toEqual({thoughtSignatures: 'part'})
+    }
+    // one level only, and only words at the start of the inner message
+    const twice = JSON.stringify({error: {code: 400, message: wrapped(GOOGLE)}})
+    const prose = wrapped(`Why does "${GOOGLE}" happen?`)
+    for (const text of [twice, prose, JSON.stringify({error: {message: '{not json'}})])
+      expect(
+        new UpstreamAdaptations().learnPassedGeminiSignatures('g', 'm', text, undefined),
+        text,
+      ).toBeUndefined()
+  })
+
+  it('learns nothing from the words quoted in prose, an echo of the request, or a translated body to Gemini itself', () => {
     const a = new UpstreamAdaptations()
     for (const message of [
       `Why does "${GOOGLE}" happen?`,
@@ -3226,13 +3263,10 @@ describe("Gemini 3's refusal of a tool call turn without its thought signature (
       'Gemini models require OpenRouter reasoning details to be preserved in each request.',
     ])
       expect(a.learn('g', 'gemini-3-pro', openai(message, null), {fields: SENT})).toBeUndefined()
-    // a translated body to Gemini's own API (a Gemini 3 named for an older one, sent no skip value):
-    // the part's `thoughtSignature`, not a chat server's field
+    // a translated body to Gemini's own API: the encoder signed each turn's first call already
+    // (gemini.ts), a rule would send the same bytes again
     const google = JSON.stringify({error: {code: 400, message: GOOGLE, status: 'INVALID_ARGUMENT'}})
-    expect(a.learn('g', 'gemini-3-pro', google, {fields: SENT, upstream: 'gemini'})).toMatch(
-      /^refused a tool call turn without its thought signature/,
-    )
-    expect(a.get('g', 'gemini-3-pro')).toEqual({thoughtSignatures: 'part'})
+    expect(a.learn('g', 'gemini-3-pro', google, {fields: SENT, upstream: 'gemini'})).toBeUndefined()
   })
 
   it("on Gemini's own API, to a body passed through: Google's and Vertex's words teach the part's own field, once", () => {

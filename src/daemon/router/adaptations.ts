@@ -2103,7 +2103,8 @@ const signaturesNote = (field: ThoughtSignatureField): string =>
  * CLI, the @google/genai SDK) whose history another model made (Gemini 2.5, a fallback to another
  * Gemini, a route changed mid-loop), which a client that names a model not Gemini 3 (Gemini CLI
  * adds its own dummy only for a Gemini 3 name) sends unsigned. Learned: such turns go with the
- * dummy from then on (conversation-rules.ts `dummySignatures`, field `part`).
+ * dummy from then on (field `part`: ../../protocols/part-signatures.ts). (A translated body gets
+ * the dummy at once: the Gemini encoder signs each turn's first call.)
  */
 function geminiSignatureRefusal(
   errorText: string,
@@ -2132,7 +2133,25 @@ function signatureRefusal(errorText: string, message: string): ThoughtSignatureF
       ? 'reasoning_details'
       : undefined
   }
-  // (the message, or a message of the body's: Google's endpoint may answer a list of errors)
+  const field = googleSignatureField(errorText, message)
+  if (field !== undefined || message === errorText || !/^\s*[[{]/.test(message)) return field
+  // a relay that wraps the upstream's error body, as text, in its own message (`{"error": {"code":
+  // 400, "message": "{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"Function call is
+  // missing a thought_signature…`, lbjlaq/Antigravity-Manager #3229): that body's words, one level
+  // down, read as the upstream's (only for a message that is JSON text)
+  try {
+    JSON.parse(message)
+  } catch {
+    return undefined
+  }
+  return googleSignatureField(message, errorParts(message).message)
+}
+
+/**
+ * Google's and Vertex AI's own words for a call without its thought signature, at the start of the
+ * message, or of a message of the body's (Google's endpoint may answer a list of errors).
+ */
+function googleSignatureField(errorText: string, message: string): 'google' | 'vertex' | undefined {
   const said = (words: string): boolean =>
     message.startsWith(words) ||
     errorText.includes(`"message": "${words}`) ||
@@ -2875,9 +2894,6 @@ function decide(
     if (media) return media
     const instruction = systemInstructionRefusal(errorText, sent.systemInstruction === true, known)
     if (instruction) return instruction
-    // (a model named for an older Gemini, sent no skip value, that is a Gemini 3: gemini.ts)
-    const signatures = geminiSignatureRefusal(errorText, known)
-    if (signatures) return signatures
     return thinkingConfigRefusal(
       errorText,
       {

@@ -209,7 +209,7 @@ async function passedBody(
  * (a Gemini body: only for more function declarations than the model takes, or a thinking config
  * it refused).
  */
-const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined, body: Buffer): boolean =>
+const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined): boolean =>
   family === 'chat'
     ? rewritesChatBody(learned)
     : family === 'messages'
@@ -221,9 +221,7 @@ const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined,
           learned.thinkingLevels !== undefined ||
           learned.noThinking === true ||
           learned.noSystemInstruction === true ||
-          learned.thinkingBudget !== undefined ||
-          // (a byte search first: only a body that holds a call has a turn to sign)
-          (learned.thoughtSignatures !== undefined && body.indexOf('"functionCall"') !== -1))
+          learned.thinkingBudget !== undefined)
 
 /**
  * What translated upstreams were found to refuse, and the context windows upstreams stated, per
@@ -1285,7 +1283,18 @@ export async function proxyRequest(
     // every tool in the bytes (./top-fields.ts)
     if (family === 'messages' && learned?.toolMembers !== undefined)
       body = withoutItemMembers(body, 'tools', learned.toolMembers) ?? body
-    if (rewritesPassed(family, learned, body)) {
+    // a model that refused a turn's unsigned first call (learned: Gemini 3 given another model's
+    // calls): the skip value written into each such part's bytes, every other byte as it came; a
+    // byte search first, only a body that holds a call has a turn to sign (./part-signatures.ts)
+    if (
+      family === 'gemini' &&
+      learned?.thoughtSignatures === 'part' &&
+      body.indexOf('"functionCall"') !== -1
+    ) {
+      const {withPartSignatures} = await import('../../protocols/part-signatures.js')
+      body = withPartSignatures(body) ?? body
+    }
+    if (rewritesPassed(family, learned)) {
       // (what it left out, said on the log row once)
       const notes: string[] = []
       body = await passedBody(family as 'chat' | 'messages' | 'gemini', body, learned!, notes)

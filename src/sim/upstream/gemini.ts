@@ -111,10 +111,31 @@ function lastFunctionResponse(contents: unknown): string | undefined {
   return toolResultText((parts.at(-1)?.functionResponse as Body | undefined)?.response)
 }
 
-/** True when the sim signs the first functionCall part: thinking on, or any `gemini-3*` model. */
-export function geminiSigns(model: string, body: Body): boolean {
+/** Whether a body asks the sim to think: a thinking config whose budget is not 0 (none: no thinking). */
+function thinkingOn(body: Body): boolean {
   const thinking = ((body.generationConfig ?? {}) as Body).thinkingConfig as Body | undefined
-  return model.startsWith('gemini-3') || (!!thinking && thinking.thinkingBudget !== 0)
+  return !!thinking && thinking.thinkingBudget !== 0
+}
+
+/**
+ * True when the sim signs the first functionCall part: any `gemini-3*` model, any model with quirk
+ * `signed-calls` (a Gemini 3 behind another name: it signs its own calls as it wants them back),
+ * or thinking on.
+ */
+export function geminiSigns(model: string, body: Body, signedCalls = false): boolean {
+  return signedCalls || model.startsWith('gemini-3') || thinkingOn(body)
+}
+
+/**
+ * Whether the model refuses a current turn's model content whose first call has no thought
+ * signature: Gemini 3 (any model with `signed-calls`), and Gemini 2.5 thinking, whose signed calls
+ * must come back signed too (Gitlawb/openclaude #583: 2.5 Flash and Pro, `thinkingBudget: 0` the
+ * workaround; Mirrowel/LLM-API-Key-Proxy #160: 2.5 Flash-Lite; rowboatlabs/rowboat #694). The
+ * sim's 2.5 thinks only when a thinking config asks it to, and signs only then: what it refuses
+ * unsigned it would have signed.
+ */
+function refusesUnsigned(model: string, body: Body, signedCalls: boolean): boolean {
+  return signedCalls || model.startsWith('gemini-3') || (model.startsWith('gemini-2.5') && thinkingOn(body))
 }
 
 /** Gemini's Google Search tool (`googleSearch`, or `google_search` as the REST API also takes). */
@@ -374,7 +395,7 @@ function handle(context: SimContext, emptied: Set<string>) {
         ? undefined
         : (geminiImageProblem(body.contents) ??
           geminiResultMediaProblem(model, body.contents, quirks.has('media-in-responses')) ??
-          geminiHistoryProblem(model, body.contents, quirks.has('signed-calls')))
+          geminiHistoryProblem(body.contents, refusesUnsigned(model, body, quirks.has('signed-calls'))))
     if (problem) {
       context.sendError(request, 400, problem)
       return
@@ -429,7 +450,7 @@ function handle(context: SimContext, emptied: Set<string>) {
         const args = quirks.has('empty-args') ? {} : tool.args
         parts.push({
           functionCall: {name: tool.name, args},
-          ...(i === 0 && geminiSigns(model, body)
+          ...(i === 0 && geminiSigns(model, body, quirks.has('signed-calls'))
             ? {thoughtSignature: functionCallSignature(tool.name, args)}
             : {}),
         })

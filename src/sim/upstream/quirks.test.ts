@@ -1090,7 +1090,16 @@ describe('gemini quirks', () => {
     const body = {
       contents: [
         {role: 'user', parts: [{text: 'read b'}]},
-        {role: 'model', parts: [{functionCall: {name: 'read', args: {path: 'b'}}}]},
+        // (signed: Gemini 2.5 thinking refuses its call back without one)
+        {
+          role: 'model',
+          parts: [
+            {
+              functionCall: {name: 'read', args: {path: 'b'}},
+              thoughtSignature: 'skip_thought_signature_validator',
+            },
+          ],
+        },
         {role: 'user', parts: [{functionResponse: {name: 'read', response: {content: 'b body'}}}]},
       ],
       generationConfig: {thinkingConfig: {includeThoughts: true}},

@@ -131,7 +131,7 @@ describe('gemini: thought signatures', () => {
     expect(off.json.candidates[0].content.parts[0]).not.toHaveProperty('thoughtSignature')
   })
 
-  it('refuses a missing signature on gemini-3 (only there) and a foreign one on any model', async () => {
+  it('refuses a missing signature on gemini-3 and gemini-2.5 thinking (only there) and a foreign one on any model', async () => {
     const fc = {functionCall: {name: 'lookup', args: {query: 'use a tool'}}}
     const missing = await turn2('gemini-3-pro-x', [fc])
     expect(missing.status).toBe(400)
@@ -139,13 +139,57 @@ describe('gemini: thought signatures', () => {
     expect(missing.json.error.message).toMatch(
       /^Function call is missing a thought_signature in functionCall parts\..*`default_api:lookup`/,
     )
+    // Gemini 2.5 thinking (openclaude #583, LLM-API-Key-Proxy #160, rowboat #694): refused as
+    // Gemini 3 refuses it; with thinking off (budget 0, or no thinking config) taken
+    const thinking = (thinkingConfig: Json) => ({generationConfig: {thinkingConfig}})
+    for (const config of [{thinkingBudget: 1024}, {thinkingBudget: -1}, {includeThoughts: true}]) {
+      const refused = await turn2('gemini-2.5-flash', [fc], thinking(config))
+      expect(refused.status, JSON.stringify(config)).toBe(400)
+      expect(refused.json).toEqual(invalid(missing.json.error.message))
+    }
+    expect((await turn2('gemini-2.5-flash', [fc], thinking({thinkingBudget: 0}))).status).toBe(200)
     expect((await turn2('gemini-2.5-x', [fc])).status).toBe(200)
+    // only the current turn's: an earlier turn's unsigned call is taken
+    const later = await call('gemini-2.5-flash', {
+      tools,
+      contents: [ask, {role: 'model', parts: [fc]}, result, {role: 'model', parts: [{text: 'ok'}]}, ask],
+      ...thinking({thinkingBudget: 1024}),
+    })
+    expect(later.status).toBe(200)
+    // Gemini 2.0, thinking config or none, is not asked for one
+    expect((await turn2('gemini-2.0-flash', [fc], thinking({thinkingBudget: 1024}))).status).toBe(200)
     for (const model of ['gemini-3-pro-x', 'gemini-2.5-x']) {
       const foreign = await turn2(model, [{...fc, thoughtSignature: 'Zm9yZWlnbg=='}])
       expect(foreign.status).toBe(400)
       expect(foreign.json).toEqual(invalid('Corrupted thought signature.'))
       const bypass = await turn2(model, [{...fc, thoughtSignature: SKIP_THOUGHT_SIGNATURE}])
       expect(bypass.status).toBe(200)
+    }
+  })
+
+  it('signed-calls (a Gemini 3 behind an older name) signs its own calls and takes them back, two turns', async () => {
+    for (const [model, extra] of [
+      ['gemini-2.5-pro+signed-calls', {}],
+      ['gemini-2.5-flash', {generationConfig: {thinkingConfig: {thinkingBudget: 1024}}}],
+    ] as const) {
+      const one = await call(model, {tools, contents: [ask], ...extra})
+      expect(one.status).toBe(200)
+      const own = one.json.candidates[0].content
+      expect(own.parts[0].functionCall).toEqual({name: 'lookup', args: {query: 'use a tool'}})
+      expect(Buffer.from(own.parts[0].thoughtSignature, 'base64').toString(), model).toMatch(/^simsig:/)
+      // its turn sent back verbatim: taken
+      const two = await call(model, {tools, contents: [ask, own, result], ...extra})
+      expect(two.status, model).toBe(200)
+      expect(two.json.candidates[0].content.parts).toEqual([{text: 'The tool answered: {"temp":21}'}])
+      // the same turn unsigned: refused
+      const {thoughtSignature: _, ...unsigned} = own.parts[0]
+      const refused = await call(model, {
+        tools,
+        contents: [ask, {role: 'model', parts: [unsigned]}, result],
+        ...extra,
+      })
+      expect(refused.status, model).toBe(400)
+      expect(refused.json.error.message).toMatch(/^Function call is missing a thought_signature/)
     }
   })
 

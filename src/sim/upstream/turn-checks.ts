@@ -401,15 +401,12 @@ export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator'
 
 /**
  * Gemini: the first functionCall part of each model turn must carry a `thoughtSignature` the sim
- * made (or the documented bypass). A missing one is refused only for `gemini-3*` models (any model
- * with `signedCalls`: quirk `signed-calls`) and only in the current turn (model turns after the
- * last user turn with text), as Gemini 3 does. A text part that is empty is refused in any turn.
+ * made (or the documented bypass). A missing one is refused only where `signedCalls` says the
+ * model wants its calls signed (`gemini-3*`, quirk `signed-calls`, Gemini 2.5 thinking: gemini.ts
+ * `refusesUnsigned`) and only in the current turn (model turns after the last user turn with
+ * text), as Gemini does. A text part that is empty is refused in any turn.
  */
-export function geminiHistoryProblem(
-  model: string,
-  contents: unknown,
-  signedCalls = false,
-): string | undefined {
+export function geminiHistoryProblem(contents: unknown, signedCalls: boolean): string | undefined {
   const list = Array.isArray(contents) ? (contents as Body[]) : []
   // an empty text part is refused (Gemini's own `{text: "", thoughtSignature}` excepted)
   for (const c of list)
@@ -433,7 +430,7 @@ export function geminiHistoryProblem(
     const call = part.functionCall as Body
     const signature = part.thoughtSignature
     if (signature === undefined) {
-      if ((signedCalls || model.startsWith('gemini-3')) && i > currentFrom)
+      if (signedCalls && i > currentFrom)
         return (
           'Function call is missing a thought_signature in functionCall parts. This is required for ' +
           'tools to work correctly, and missing thought_signature may lead to degraded model ' +
