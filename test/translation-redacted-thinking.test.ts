@@ -20,7 +20,11 @@ import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
 import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 const gw = translatedRoutes(
-  {sonnet: 'claude-sonnet-4-6+redacted-thinking'},
+  {
+    sonnet: 'claude-sonnet-4-6+redacted-thinking',
+    // a Claude 5 that refuses thinking.type disabled (learned: its least effort instead)
+    always: 'claude-sonnet-5+redacted-thinking+no-disabled',
+  },
   {prefix: 'redacted', provider: 'sim-messages', families: ['responses', 'gemini', 'chat']},
 )
 
@@ -244,7 +248,7 @@ describe('a conversation that holds an old wrap of redacted thinking', {timeout:
       const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 2)
       expect(logged.slice(rows).map((r) => r.status)).toEqual([200, 200])
       expect(logged.at(-1)!.error).toMatch(
-        /refused a thinking block's signature: sent again once without the thinking blocks of gwctl's wraps/,
+        /refused a thinking block's signature: sent again without the thinking of gwctl's wraps of the turn it named/,
       )
       // nothing learned: the same conversation with the wraps of now keeps its thinking
       rows = logged.length
@@ -282,9 +286,99 @@ describe('a conversation that holds an old wrap of redacted thinking', {timeout:
     const blocks = calls[2].messages.find((m: any) => m.role === 'assistant').content
     expect(blocks.map((b: any) => b.type)).toEqual(['tool_use'])
     const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 2)
-    expect(logged.at(-1)!.error).toMatch(/sent again once without the thinking blocks of gwctl's wraps/)
+    expect(logged.at(-1)!.error).toMatch(
+      /sent again without the thinking of gwctl's wraps of the turn it named/,
+    )
   })
 })
+
+/** The block types of each assistant turn of a request Anthropic got. */
+const assistantTurns = (body: Record<string, any>): string[][] =>
+  body.messages.filter((m: any) => m.role === 'assistant').map((m: any) => m.content.map((b: any) => b.type))
+
+describe(
+  'an old wrap in an earlier turn, a tool loop running with the wraps of now',
+  {timeout: 90_000},
+  () => {
+    it("Codex: Anthropic's 400 names the old turn; only its thinking is left out, the running loop thinks on (probe A)", async () => {
+      await fresh()
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
+      const ask = (input: any[]) => openai.responses.create(codexRequest(input))
+      const resultOf = (answer: OpenAI.Responses.Response) => {
+        const call = answer.output.find(
+          (o) => o.type === 'function_call',
+        ) as OpenAI.Responses.ResponseFunctionToolCall
+        return {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
+      }
+      const first = await ask([{role: 'user', content: ASK}])
+      // the history as Codex kept it from a gwctl before stop 60, the tool loop answered
+      const history: any[] = [{role: 'user', content: ASK}, ...asOldWrap(first.output), resultOf(first)]
+      history.push(...(await ask(history)).output, {
+        role: 'user',
+        content: 'Use the tool to read /tmp/other.txt.',
+      })
+      // a new tool loop, its call with the wraps of now, its result sent
+      const third = await ask(history)
+      history.push(...third.output, resultOf(third))
+      await messagesCalls()
+      rows = (await projectLogRows(gw.base, 'redacted-sonnet', 0)).length
+      const last = await ask(history)
+      expect(last.status).toBe('completed')
+      const calls = await messagesCalls()
+      expect(calls).toHaveLength(2)
+      expect(assistantTurns(calls[0])[0]).toEqual(['thinking', 'thinking', 'thinking', 'tool_use'])
+      expect(assistantTurns(calls[0]).at(-1)).toEqual([
+        'thinking',
+        'redacted_thinking',
+        'thinking',
+        'tool_use',
+      ])
+      // again: the old turn without its thinking, the running loop's three blocks kept, and it thinks
+      const again = assistantTurns(calls[1])
+      expect(again[0]).toEqual(['tool_use'])
+      expect(again.at(-1)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'tool_use'])
+      expect(calls[1].thinking?.type).toBe('adaptive')
+      expect(calls[1].output_config?.effort).toBe(calls[0].output_config?.effort)
+      const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 1)
+      expect(logged.at(-1)!.status).toBe(200)
+      expect(logged.at(-1)!.error).toMatch(
+        /sent again without the thinking of gwctl's wraps of the turn it named/,
+      )
+    })
+
+    it('Codex: a rule learned from the request sent without the old wrap keeps it without (one round trip less)', async () => {
+      await fresh()
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('always')!, maxRetries: 0})
+      const ask = (input: any[]) => openai.responses.create(codexRequest(input))
+      const first = await ask([{role: 'user', content: ASK}])
+      const call = first.output.find(
+        (o) => o.type === 'function_call',
+      ) as OpenAI.Responses.ResponseFunctionToolCall
+      const result = {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
+      await messagesCalls()
+      const before = (await projectLogRows(gw.base, 'redacted-always', 0)).length
+      const second = await ask([{role: 'user', content: ASK}, ...asOldWrap(first.output), result])
+      expect(second.status).toBe('completed')
+      const calls = await messagesCalls()
+      // the old wrap refused; sent without it, thinking disabled refused (learned: effort low); sent
+      // again with the rule, still without it
+      expect(calls.map((c) => assistantTurns(c)[0])).toEqual([
+        ['thinking', 'thinking', 'thinking', 'tool_use'],
+        ['tool_use'],
+        ['tool_use'],
+      ])
+      expect(calls[1].thinking).toEqual({type: 'disabled'})
+      expect(calls[2].thinking).toBeUndefined()
+      expect(calls[2].output_config).toEqual({effort: 'low'})
+      const logged = await projectLogRows(gw.base, 'redacted-always', before + 1)
+      expect(logged.at(-1)!.status).toBe(200)
+      expect(logged.at(-1)!.error).toMatch(/refused thinking.type disabled/)
+      expect(logged.at(-1)!.error).toMatch(
+        /sent again without the thinking of gwctl's wraps of the turn it named/,
+      )
+    })
+  },
+)
 
 describe("a chat client's answer of text alone", {timeout: 60_000}, () => {
   for (const stream of [false, true])
