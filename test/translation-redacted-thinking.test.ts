@@ -22,6 +22,8 @@ import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.
 const gw = translatedRoutes(
   {
     sonnet: 'claude-sonnet-4-6+redacted-thinking',
+    // another project's route to the same model (its own key, project and policy)
+    other: 'claude-sonnet-4-6+redacted-thinking',
     // a Claude 5 that refuses thinking.type disabled (learned: its least effort instead)
     always: 'claude-sonnet-5+redacted-thinking+no-disabled',
   },
@@ -402,4 +404,46 @@ describe("a chat client's answer of text alone", {timeout: 60_000}, () => {
       expect(simRedacted(blocks[1].data)).toBe(true)
       expect(blocks[3].text).toBe(first.content)
     })
+})
+
+describe("a chat client's answer of text alone, the same in two projects", {timeout: 90_000}, () => {
+  it("each project's next turn carries its own thinking, never the other's (probe B)", async () => {
+    await fresh()
+    /** A project's tool loop to its answer of text, on its own key: its messages so far. */
+    const loop = async (route: string, path: string) => {
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(route)!, maxRetries: 0})
+      const messages: any[] = [{role: 'user', content: `Use the tool to read ${path}.`}]
+      const request = () => ({
+        model: 'gpt-5',
+        reasoning_effort: 'high' as const,
+        messages,
+        tools: [
+          {type: 'function' as const, function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}},
+        ],
+      })
+      const first = (await openai.chat.completions.create(request())).choices[0].message
+      const call = first.tool_calls![0]
+      messages.push(
+        {role: 'assistant', content: first.content, tool_calls: first.tool_calls},
+        {role: 'tool', tool_call_id: call.id, content: 'ok'},
+      )
+      const answer = (await openai.chat.completions.create(request())).choices[0].message
+      expect(answer.tool_calls ?? []).toEqual([])
+      // (the client keeps the text only, as the OpenAI SDK's clients do)
+      messages.push({role: 'assistant', content: answer.content}, {role: 'user', content: 'And then?'})
+      return {next: () => openai.chat.completions.create(request()), answer: answer.content}
+    }
+    const a = await loop('sonnet', '/home/alice/projectA/notes.txt')
+    const b = await loop('other', '/home/bob/projectB/secrets.env')
+    // the two answers are the same text (short answers are: "Done.")
+    expect(a.answer).toBe(b.answer)
+    await messagesCalls()
+    await a.next()
+    const [turn] = await messagesCalls()
+    const answered = assistantTurns(turn).at(-1)
+    expect(answered).toEqual(['thinking', 'redacted_thinking', 'thinking', 'text'])
+    const thinking = JSON.stringify(turn.messages.at(-2).content)
+    expect(thinking).toContain('/home/alice/projectA/notes.txt')
+    expect(thinking).not.toContain('projectB')
+  })
 })

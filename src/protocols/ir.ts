@@ -488,6 +488,11 @@ export interface Request {
   storeItems?: boolean
   /** Responses `prompt_cache_key` / a client's cache hint, passed where the target has one. */
   cacheKey?: string
+  /**
+   * Chat clients: whose conversation it is ({@link CodecContext.carryScope}), which the reasoning
+   * of its answer of text alone is kept under (cm-common.ts `storeTextCarry`).
+   */
+  carryScope?: string
   /** An end-user id (`user`, `metadata.user_id`), passed where the target has one. */
   user?: string
 }
@@ -805,6 +810,12 @@ export interface ClaudeLearned {
 export interface CodecContext {
   /** Kept opaque state for protocols with no field to carry it (chat clients). */
   carry?: CarryStore
+  /**
+   * Chat clients: whose conversation it is (the gateway key's agent, the project, the policy:
+   * daemon/router/proxy.ts), which the reasoning of an answer of text alone is kept under, beside
+   * its text (cm-common.ts `storeTextCarry`): one project's never goes into another's request.
+   */
+  carryScope?: string
   /**
    * A Responses upstream's answer to a Responses client: the server that made it (its provider's
    * name and base URL, daemon/router/translated.ts `serverOf`), kept with the encrypted reasoning of

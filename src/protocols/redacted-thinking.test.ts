@@ -361,7 +361,7 @@ describe('a conversation sent again without the thinking of gwctl wraps (a signa
   })
 })
 
-describe("a chat client's answer of text alone: its thinking carried under its text", () => {
+describe("a chat client's answer of text alone: its thinking carried under its conversation and its text", () => {
   // Anthropic's answer of the three blocks and a text, no call
   const answer = () => {
     const r = response()
@@ -370,29 +370,66 @@ describe("a chat client's answer of text alone: its thinking carried under its t
       parts: [...r.parts.filter((p) => p.type === 'reasoning'), {type: 'text' as const, text: 'Fine.'}],
     }
   }
-  const history = (text: string, echo?: string) => ({
+  const ASKED = 'how are the notes?'
+  const history = (text: string, echo?: string, asked = ASKED) => ({
     model: 'gpt-5',
     messages: [
-      {role: 'user', content: 'how are the notes?'},
+      {role: 'user', content: asked},
       {role: 'assistant', content: text, ...(echo === undefined ? {} : {reasoning_content: echo})},
       {role: 'user', content: 'and then?'},
     ],
   })
   const types = (blocks: unknown[]) => blocks.map((b) => (b as {type: string}).type)
+  const scope = 'agent-a\0project-a\0policy-a'
+  /** The answer given to `asked` in `scope`, kept in `carry`: its text and reasoning_content. */
+  const answered = (carry: BoundedCarry, asked = ASKED, carryScope = scope) => {
+    const request = decodeClientRequest(
+      'chat',
+      {model: 'gpt-5', messages: [{role: 'user', content: asked}]},
+      {carry, carryScope},
+    ).request
+    const shown = CODECS.chat.encodeResponse(answer(), {carry, request}) as {
+      choices: Array<{message: {content: string; reasoning_content: string}}>
+    }
+    return shown.choices[0].message
+  }
 
   it('goes back as it came for the same text, echoed or not; not for another text or another echo', () => {
     const carry = new BoundedCarry()
-    const shown = CODECS.chat.encodeResponse(answer(), {carry}) as {
-      choices: Array<{message: {content: string; reasoning_content: string}}>
-    }
-    const {content, reasoning_content: echo} = shown.choices[0].message
+    const {content, reasoning_content: echo} = answered(carry)
     const three = ['thinking', 'redacted_thinking', 'thinking', 'text']
-    expect(types(sentBack('chat', history(content), {carry}))).toEqual(three)
-    expect(types(sentBack('chat', history(content, echo), {carry}))).toEqual(three)
-    expect(types(sentBack('chat', history('Fine!'), {carry}))).toEqual(['text'])
+    expect(types(sentBack('chat', history(content), {carry, carryScope: scope}))).toEqual(three)
+    expect(types(sentBack('chat', history(content, echo), {carry, carryScope: scope}))).toEqual(three)
+    expect(types(sentBack('chat', history('Fine!'), {carry, carryScope: scope}))).toEqual(['text'])
     // (an echo that is not this thinking's: another answer of the same text)
-    expect(types(sentBack('chat', history(content, 'other thoughts'), {carry}))).toEqual(['text'])
+    expect(types(sentBack('chat', history(content, 'other thoughts'), {carry, carryScope: scope}))).toEqual([
+      'text',
+    ])
     // a daemon that never kept such thinking hashes nothing, and sends none
-    expect(types(sentBack('chat', history(content), {carry: new BoundedCarry()}))).toEqual(['text'])
+    expect(types(sentBack('chat', history(content), {carry: new BoundedCarry(), carryScope: scope}))).toEqual(
+      ['text'],
+    )
+  })
+
+  it("never goes into another project's conversation, nor after other words of the user", () => {
+    const carry = new BoundedCarry()
+    const {content} = answered(carry)
+    // the same answer in another project (another key, another policy): not this thinking
+    expect(
+      types(sentBack('chat', history(content), {carry, carryScope: 'agent-b\0project-b\0policy-b'})),
+    ).toEqual(['text'])
+    expect(types(sentBack('chat', history(content), {carry}))).toEqual(['text'])
+    // the same answer in this project to other words: not this thinking
+    expect(
+      types(sentBack('chat', history(content, undefined, 'read the secrets'), {carry, carryScope: scope})),
+    ).toEqual(['text'])
+    // another project's answer of the same text, kept later, leaves this one's as it was
+    answered(carry, 'read the secrets', 'agent-b\0project-b\0policy-b')
+    expect(types(sentBack('chat', history(content), {carry, carryScope: scope}))).toEqual([
+      'thinking',
+      'redacted_thinking',
+      'thinking',
+      'text',
+    ])
   })
 })

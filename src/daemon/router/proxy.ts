@@ -1014,6 +1014,10 @@ export async function proxyRequest(
         carry,
         // (refused below for a target of another family)
         toResponses: family === 'responses',
+        // (whose conversation a chat client's is: its text answers' reasoning kept under it)
+        ...(family === 'chat' && carry
+          ? {carryScope: `${options.agentId ?? ''}\0${options.project ?? ''}\0${options.policyId ?? ''}`}
+          : {}),
       })
       // blocks no other family has, each sent as a line that says so (messages.ts): the row says which
       const leftOut = client.request.leftOut
