@@ -6,9 +6,11 @@
  * sends Anthropic the same three blocks in the same order, the redacted one as `redacted_thinking`
  * with its data as it came (the simulator refuses it otherwise, in Anthropic's words). Before, the
  * Responses and Gemini decoders read the redacted data back as a signature: a `thinking` block
- * signed by it, Anthropic's 400. A history that still holds such an old wrap is sent again once
- * without the thinking of gwctl's wraps (nothing learned); a chat client's answer of text alone has
- * its thinking carried under its text. The real daemon, the simulator, the official SDKs; stream
+ * signed by it, Anthropic's 400. A history that still holds such an old wrap is sent again
+ * without the wrapped thinking of the turn Anthropic's 400 names (nothing learned), a running tool
+ * loop's kept, and a rule learned on the way keeps it so; a chat client's answer of text alone has
+ * its thinking carried under its conversation (key, project, policy, the user's words) and its
+ * text, never into another project's. The real daemon, the simulator, the official SDKs; stream
  * and not.
  */
 import {GoogleGenAI} from '@google/genai'
@@ -34,6 +36,14 @@ const ASK = 'Use the tool to read /tmp/notes.txt.'
 const messagesCalls = (): Promise<Array<Record<string, any>>> => takeSimCalls(gw.simOrigin, /\/v1\/messages$/)
 const key = (): string => gw.keys.get('sonnet')!
 let rows = 0
+
+/** A chat client's request (thinking high) that offers the read_file tool. */
+const chatToolRequest = (messages: any[]) => ({
+  model: 'gpt-5',
+  reasoning_effort: 'high' as const,
+  messages,
+  tools: [{type: 'function' as const, function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}}],
+})
 
 /** A test's start: the simulator's calls and the log's rows so far left behind. */
 async function fresh(): Promise<void> {
@@ -169,14 +179,7 @@ describe('redacted thinking back to Anthropic on turn 2', {timeout: 60_000}, () 
       await fresh()
       const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
       const messages: any[] = [{role: 'user', content: ASK}]
-      const request = () => ({
-        model: 'gpt-5',
-        reasoning_effort: 'high' as const,
-        messages,
-        tools: [
-          {type: 'function' as const, function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}},
-        ],
-      })
+      const request = () => chatToolRequest(messages)
       // the reasoning_content shown: the answer's, or the stream's pieces (read as they come: the
       // SDK's stream helper keeps only the last piece of a field it does not know)
       let shown = ''
@@ -413,14 +416,7 @@ describe("a chat client's answer of text alone, the same in two projects", {time
     const loop = async (route: string, path: string) => {
       const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(route)!, maxRetries: 0})
       const messages: any[] = [{role: 'user', content: `Use the tool to read ${path}.`}]
-      const request = () => ({
-        model: 'gpt-5',
-        reasoning_effort: 'high' as const,
-        messages,
-        tools: [
-          {type: 'function' as const, function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}},
-        ],
-      })
+      const request = () => chatToolRequest(messages)
       const first = (await openai.chat.completions.create(request())).choices[0].message
       const call = first.tool_calls![0]
       messages.push(
