@@ -6,9 +6,11 @@
  * sends Anthropic the same three blocks in the same order, the redacted one as `redacted_thinking`
  * with its data as it came (the simulator refuses it otherwise, in Anthropic's words). Before, the
  * Responses and Gemini decoders read the redacted data back as a signature: a `thinking` block
- * signed by it, Anthropic's 400. A history that still holds such an old wrap is sent again once
- * without the thinking of gwctl's wraps (nothing learned); a chat client's answer of text alone has
- * its thinking carried under its text. The real daemon, the simulator, the official SDKs; stream
+ * signed by it, Anthropic's 400. A history that still holds such an old wrap is sent again
+ * without the wrapped thinking of the turn Anthropic's 400 names (nothing learned), a running tool
+ * loop's kept, and a rule learned on the way keeps it so; a chat client's answer of text alone has
+ * its thinking carried under its conversation (key, project, policy, the user's words) and its
+ * text, never into another project's. The real daemon, the simulator, the official SDKs; stream
  * and not.
  */
 import {GoogleGenAI} from '@google/genai'
@@ -20,7 +22,13 @@ import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
 import {projectLogRows, takeSimCalls, translatedRoutes} from './helpers/gateway.js'
 
 const gw = translatedRoutes(
-  {sonnet: 'claude-sonnet-4-6+redacted-thinking'},
+  {
+    sonnet: 'claude-sonnet-4-6+redacted-thinking',
+    // another project's route to the same model (its own key, project and policy)
+    other: 'claude-sonnet-4-6+redacted-thinking',
+    // a Claude 5 that refuses thinking.type disabled (learned: its least effort instead)
+    always: 'claude-sonnet-5+redacted-thinking+no-disabled',
+  },
   {prefix: 'redacted', provider: 'sim-messages', families: ['responses', 'gemini', 'chat']},
 )
 
@@ -28,6 +36,14 @@ const ASK = 'Use the tool to read /tmp/notes.txt.'
 const messagesCalls = (): Promise<Array<Record<string, any>>> => takeSimCalls(gw.simOrigin, /\/v1\/messages$/)
 const key = (): string => gw.keys.get('sonnet')!
 let rows = 0
+
+/** A chat client's request (thinking high) that offers the read_file tool. */
+const chatToolRequest = (messages: any[]) => ({
+  model: 'gpt-5',
+  reasoning_effort: 'high' as const,
+  messages,
+  tools: [{type: 'function' as const, function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}}],
+})
 
 /** A test's start: the simulator's calls and the log's rows so far left behind. */
 async function fresh(): Promise<void> {
@@ -163,14 +179,7 @@ describe('redacted thinking back to Anthropic on turn 2', {timeout: 60_000}, () 
       await fresh()
       const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
       const messages: any[] = [{role: 'user', content: ASK}]
-      const request = () => ({
-        model: 'gpt-5',
-        reasoning_effort: 'high' as const,
-        messages,
-        tools: [
-          {type: 'function' as const, function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}},
-        ],
-      })
+      const request = () => chatToolRequest(messages)
       // the reasoning_content shown: the answer's, or the stream's pieces (read as they come: the
       // SDK's stream helper keeps only the last piece of a field it does not know)
       let shown = ''
@@ -244,7 +253,7 @@ describe('a conversation that holds an old wrap of redacted thinking', {timeout:
       const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 2)
       expect(logged.slice(rows).map((r) => r.status)).toEqual([200, 200])
       expect(logged.at(-1)!.error).toMatch(
-        /refused a thinking block's signature: sent again once without the thinking blocks of gwctl's wraps/,
+        /refused a thinking block's signature: sent again without the thinking of gwctl's wraps of the turn it named/,
       )
       // nothing learned: the same conversation with the wraps of now keeps its thinking
       rows = logged.length
@@ -282,9 +291,99 @@ describe('a conversation that holds an old wrap of redacted thinking', {timeout:
     const blocks = calls[2].messages.find((m: any) => m.role === 'assistant').content
     expect(blocks.map((b: any) => b.type)).toEqual(['tool_use'])
     const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 2)
-    expect(logged.at(-1)!.error).toMatch(/sent again once without the thinking blocks of gwctl's wraps/)
+    expect(logged.at(-1)!.error).toMatch(
+      /sent again without the thinking of gwctl's wraps of the turn it named/,
+    )
   })
 })
+
+/** The block types of each assistant turn of a request Anthropic got. */
+const assistantTurns = (body: Record<string, any>): string[][] =>
+  body.messages.filter((m: any) => m.role === 'assistant').map((m: any) => m.content.map((b: any) => b.type))
+
+describe(
+  'an old wrap in an earlier turn, a tool loop running with the wraps of now',
+  {timeout: 90_000},
+  () => {
+    it("Codex: Anthropic's 400 names the old turn; only its thinking is left out, the running loop thinks on (probe A)", async () => {
+      await fresh()
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
+      const ask = (input: any[]) => openai.responses.create(codexRequest(input))
+      const resultOf = (answer: OpenAI.Responses.Response) => {
+        const call = answer.output.find(
+          (o) => o.type === 'function_call',
+        ) as OpenAI.Responses.ResponseFunctionToolCall
+        return {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
+      }
+      const first = await ask([{role: 'user', content: ASK}])
+      // the history as Codex kept it from a gwctl before stop 60, the tool loop answered
+      const history: any[] = [{role: 'user', content: ASK}, ...asOldWrap(first.output), resultOf(first)]
+      history.push(...(await ask(history)).output, {
+        role: 'user',
+        content: 'Use the tool to read /tmp/other.txt.',
+      })
+      // a new tool loop, its call with the wraps of now, its result sent
+      const third = await ask(history)
+      history.push(...third.output, resultOf(third))
+      await messagesCalls()
+      rows = (await projectLogRows(gw.base, 'redacted-sonnet', 0)).length
+      const last = await ask(history)
+      expect(last.status).toBe('completed')
+      const calls = await messagesCalls()
+      expect(calls).toHaveLength(2)
+      expect(assistantTurns(calls[0])[0]).toEqual(['thinking', 'thinking', 'thinking', 'tool_use'])
+      expect(assistantTurns(calls[0]).at(-1)).toEqual([
+        'thinking',
+        'redacted_thinking',
+        'thinking',
+        'tool_use',
+      ])
+      // again: the old turn without its thinking, the running loop's three blocks kept, and it thinks
+      const again = assistantTurns(calls[1])
+      expect(again[0]).toEqual(['tool_use'])
+      expect(again.at(-1)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'tool_use'])
+      expect(calls[1].thinking?.type).toBe('adaptive')
+      expect(calls[1].output_config?.effort).toBe(calls[0].output_config?.effort)
+      const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 1)
+      expect(logged.at(-1)!.status).toBe(200)
+      expect(logged.at(-1)!.error).toMatch(
+        /sent again without the thinking of gwctl's wraps of the turn it named/,
+      )
+    })
+
+    it('Codex: a rule learned from the request sent without the old wrap keeps it without (one round trip less)', async () => {
+      await fresh()
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get('always')!, maxRetries: 0})
+      const ask = (input: any[]) => openai.responses.create(codexRequest(input))
+      const first = await ask([{role: 'user', content: ASK}])
+      const call = first.output.find(
+        (o) => o.type === 'function_call',
+      ) as OpenAI.Responses.ResponseFunctionToolCall
+      const result = {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
+      await messagesCalls()
+      const before = (await projectLogRows(gw.base, 'redacted-always', 0)).length
+      const second = await ask([{role: 'user', content: ASK}, ...asOldWrap(first.output), result])
+      expect(second.status).toBe('completed')
+      const calls = await messagesCalls()
+      // the old wrap refused; sent without it, thinking disabled refused (learned: effort low); sent
+      // again with the rule, still without it
+      expect(calls.map((c) => assistantTurns(c)[0])).toEqual([
+        ['thinking', 'thinking', 'thinking', 'tool_use'],
+        ['tool_use'],
+        ['tool_use'],
+      ])
+      expect(calls[1].thinking).toEqual({type: 'disabled'})
+      expect(calls[2].thinking).toBeUndefined()
+      expect(calls[2].output_config).toEqual({effort: 'low'})
+      const logged = await projectLogRows(gw.base, 'redacted-always', before + 1)
+      expect(logged.at(-1)!.status).toBe(200)
+      expect(logged.at(-1)!.error).toMatch(/refused thinking.type disabled/)
+      expect(logged.at(-1)!.error).toMatch(
+        /sent again without the thinking of gwctl's wraps of the turn it named/,
+      )
+    })
+  },
+)
 
 describe("a chat client's answer of text alone", {timeout: 60_000}, () => {
   for (const stream of [false, true])
@@ -308,4 +407,39 @@ describe("a chat client's answer of text alone", {timeout: 60_000}, () => {
       expect(simRedacted(blocks[1].data)).toBe(true)
       expect(blocks[3].text).toBe(first.content)
     })
+})
+
+describe("a chat client's answer of text alone, the same in two projects", {timeout: 90_000}, () => {
+  it("each project's next turn carries its own thinking, never the other's (probe B)", async () => {
+    await fresh()
+    /** A project's tool loop to its answer of text, on its own key: its messages so far. */
+    const loop = async (route: string, path: string) => {
+      const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: gw.keys.get(route)!, maxRetries: 0})
+      const messages: any[] = [{role: 'user', content: `Use the tool to read ${path}.`}]
+      const request = () => chatToolRequest(messages)
+      const first = (await openai.chat.completions.create(request())).choices[0].message
+      const call = first.tool_calls![0]
+      messages.push(
+        {role: 'assistant', content: first.content, tool_calls: first.tool_calls},
+        {role: 'tool', tool_call_id: call.id, content: 'ok'},
+      )
+      const answer = (await openai.chat.completions.create(request())).choices[0].message
+      expect(answer.tool_calls ?? []).toEqual([])
+      // (the client keeps the text only, as the OpenAI SDK's clients do)
+      messages.push({role: 'assistant', content: answer.content}, {role: 'user', content: 'And then?'})
+      return {next: () => openai.chat.completions.create(request()), answer: answer.content}
+    }
+    const a = await loop('sonnet', '/home/alice/projectA/notes.txt')
+    const b = await loop('other', '/home/bob/projectB/secrets.env')
+    // the two answers are the same text (short answers are: "Done.")
+    expect(a.answer).toBe(b.answer)
+    await messagesCalls()
+    await a.next()
+    const [turn] = await messagesCalls()
+    const answered = assistantTurns(turn).at(-1)
+    expect(answered).toEqual(['thinking', 'redacted_thinking', 'thinking', 'text'])
+    const thinking = JSON.stringify(turn.messages.at(-2).content)
+    expect(thinking).toContain('/home/alice/projectA/notes.txt')
+    expect(thinking).not.toContain('projectB')
+  })
 })

@@ -959,7 +959,7 @@ export class ChatStreamEncoder implements StreamEncoder {
           const part: Part = {type: 'tool_call', id: e.block.id, name: e.block.name, arguments: ''}
           if (e.block.signature) part.signature = e.block.signature
           this.parts.push(part)
-          storeCarry(this.parts, 'chat', this.ctx?.carry, true)
+          storeCarry(this.parts, 'chat', this.ctx?.carry, true, this.ctx?.request)
           this.parts = this.parts.filter((p) => p.type !== 'tool_call' && p.type !== 'reasoning')
           out += this.chunk({
             tool_calls: [
@@ -1004,7 +1004,7 @@ export class ChatStreamEncoder implements StreamEncoder {
         return out
       case 'end': {
         if (this.toolIndex.size === 0 && this.text !== '')
-          storeTextCarry(this.parts as ReasoningPart[], this.text, this.ctx?.carry)
+          storeTextCarry(this.parts as ReasoningPart[], this.text, this.ctx?.carry, this.ctx?.request)
         if (!this.finished) out += this.chunk({}, 'stop')
         this.finished = true
         this.closed = true

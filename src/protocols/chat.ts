@@ -42,6 +42,7 @@ import {
   THINK_TAGS,
   thinkingChunkText,
   topKOf,
+  userWords,
 } from './cm-common.js'
 import type {
   Codec,
@@ -283,7 +284,8 @@ function withoutMistralChunks(content: unknown): unknown {
   return content.some(mistral) ? content.filter((p) => !mistral(p)) : content
 }
 
-function decodeAssistant(m: Json, ctx: CodecContext): Message {
+/** `before`: the messages decoded before it (the user's last words its text answered). */
+function decodeAssistant(m: Json, ctx: CodecContext, before: readonly Message[]): Message {
   const parts: Part[] = []
   const reasoning = str(m.reasoning_content) || str(m.reasoning)
   if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: chatReasoningSignature(m)})
@@ -301,8 +303,10 @@ function decodeAssistant(m: Json, ctx: CodecContext): Message {
   }
   return {
     role: 'assistant',
-    // (an answer of text alone: its reasoning kept under its text)
-    parts: applyTextCarry(applyCarry(parts, ctx.carry, true), ctx.carry),
+    // (an answer of text alone: its reasoning kept under its conversation and its text)
+    parts: applyTextCarry(applyCarry(parts, ctx.carry, true), ctx.carry, ctx.carryScope, () =>
+      userWords(before),
+    ),
   }
 }
 
@@ -360,7 +364,7 @@ function decodeMessages(
       if (here) placed.push(here)
     } else if (role === 'user') userTurn().parts.push(...contentParts(m.content, 'user message'))
     else if (role === 'assistant') {
-      const turn = decodeAssistant(m, ctx)
+      const turn = decodeAssistant(m, ctx, messages)
       for (const p of turn.parts) if (p.type === 'tool_call') names.set(p.id, p.name)
       messages.push(turn)
       last = {raw: m, turn, answered: 0}
@@ -431,6 +435,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     ...(typeof b.user === 'string' ? {user: b.user} : {}),
     // opencode's: a Responses upstream routes the prompt to the machine that holds its cache by it
     ...(typeof b.prompt_cache_key === 'string' ? {cacheKey: b.prompt_cache_key} : {}),
+    // (whose conversation it is: its answers' carry keyed under it)
+    ...(ctx.carryScope !== undefined ? {carryScope: ctx.carryScope} : {}),
   }
 }
 
@@ -1099,7 +1105,7 @@ function answerChunks(chunks: unknown[], parts: Part[]): string {
 }
 
 function encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown> {
-  storeCarry(response.parts, 'chat', ctx?.carry, true)
+  storeCarry(response.parts, 'chat', ctx?.carry, true, ctx?.request)
   const text = response.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
   const reasoning = response.parts
     .flatMap((p) => (p.type === 'reasoning' && p.text ? [p.text] : []))
@@ -1136,7 +1142,7 @@ const n = (value: number): string => (Number.isFinite(value) ? String(value) : '
 
 /** {@link encodeResponse} written as text: the same bytes, without the object. */
 function encodeResponseText(response: Response, ctx?: CodecContext): string {
-  storeCarry(response.parts, 'chat', ctx?.carry, true)
+  storeCarry(response.parts, 'chat', ctx?.carry, true, ctx?.request)
   let text = ''
   let reasoning = ''
   let calls = ''

@@ -10,8 +10,11 @@ import type {
   Effort,
   Family,
   JsonSchema,
+  Message,
   Part,
   ReasoningPart,
+  Request,
+  TextPart,
   ToolCallPart,
 } from './ir.js'
 import {carriedId, TranslationError} from './ir.js'
@@ -189,6 +192,8 @@ export function storeCarry(
   client: Family,
   carry: CarryStore | undefined,
   always: boolean,
+  /** The client's request the answer is to (a chat client's: whose it is, its user's last words). */
+  request?: Request,
 ): void {
   if (!carry) return
   let segment: ReasoningPart[] = []
@@ -209,39 +214,68 @@ export function storeCarry(
   }
   // a chat client's answer of text alone: its reasoning under its text
   if (always && !called && segment.length > 0)
-    storeTextCarry(segment, parts.map((p) => (p.type === 'text' ? p.text : '')).join(''), carry)
+    storeTextCarry(segment, parts.map((p) => (p.type === 'text' ? p.text : '')).join(''), carry, request)
 }
 
 /** The carries that hold the reasoning of a text answer (only these have a text's hash looked up). */
 const textCarries = new WeakSet<CarryStore>()
 
-/** The key of the reasoning of a chat client's answer of text alone: a hash of its text. */
-const textKey = (text: string): string => `text:${hash('sha256', text, 'base64url')}`
+/**
+ * The key of the reasoning of a chat client's answer of text alone: a hash of whose conversation
+ * it is (`scope`) and of its text.
+ */
+const textKey = (scope: string | undefined, text: string): string =>
+  `text:${hash('sha256', scope === undefined ? text : `${scope}\0${text}`, 'base64url')}`
+
+/**
+ * The text of the user's last words among `messages` (the last user message that holds text: a
+ * turn of tool results alone is none), what an answer of text alone answered: kept beside its
+ * reasoning, and matched when the client sends the answer back.
+ */
+export function userWords(messages: readonly Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]
+    if (m.role !== 'user' || !m.parts.some((p) => p.type === 'text')) continue
+    return m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
+  }
+  return ''
+}
 
 /**
  * A chat client's answer of text alone (no tool call, no id to key on): its reasoning, when it
  * holds another family's opaque (Anthropic's signed and redacted thinking, a Responses item, a
  * Gemini signature; not a chat server's own, which goes back as the client echoes it), kept under
- * a hash of its text, which the client sends back as its assistant message's `content`
+ * a hash of whose conversation it is (`request.carryScope`: the key's agent, the project, the
+ * policy) and of its text, which the client sends back as its assistant message's `content`, with
+ * the user's last words it answered beside it, as a text part after the reasoning
  * ({@link applyTextCarry}). Nothing for an empty text.
  */
 export function storeTextCarry(
   reasoning: ReasoningPart[],
   text: string,
   carry: CarryStore | undefined,
+  request: Request | undefined,
 ): void {
   if (!carry || text === '' || !reasoning.some((p) => foreign(p, 'chat'))) return
-  carry.set(textKey(text), [...reasoning])
+  const said: TextPart = {type: 'text', text: request ? userWords(request.messages) : ''}
+  carry.set(textKey(request?.carryScope, text), [...reasoning, said])
   textCarries.add(carry)
 }
 
 /**
  * A chat client's assistant message of text alone (`parts` decoded, no tool call): the reasoning
- * kept under its text's hash ({@link storeTextCarry}) in place of the reasoning it echoed, which
- * holds the chat marker only, unless that echo is not the kept reasoning's text (another answer of
- * the same text). Hashed only once the carry has held such reasoning.
+ * kept under its conversation's `scope` and its text ({@link storeTextCarry}) in place of the
+ * reasoning it echoed, which holds the chat marker only, unless the user's last words before it
+ * (`said`, read only on a hit) are not those the kept answer answered (another conversation's
+ * answer of the same text), or the echo is not the kept reasoning's text. Hashed only once the
+ * carry has held such reasoning.
  */
-export function applyTextCarry(parts: Part[], carry: CarryStore | undefined): Part[] {
+export function applyTextCarry(
+  parts: Part[],
+  carry: CarryStore | undefined,
+  scope: string | undefined,
+  said: () => string,
+): Part[] {
   if (!carry || !textCarries.has(carry)) return parts
   let text = ''
   let echoed: ReasoningPart | undefined
@@ -252,8 +286,11 @@ export function applyTextCarry(parts: Part[], carry: CarryStore | undefined): Pa
       return parts
     else echoed = p
   if (text === '') return parts
-  const kept = carry.get(textKey(text))?.filter((p): p is ReasoningPart => p.type === 'reasoning')
-  if (!kept?.length) return parts
+  const entry = carry.get(textKey(scope, text))
+  const answered = entry?.at(-1)
+  if (answered?.type !== 'text' || answered.text !== said()) return parts
+  const kept = entry!.filter((p): p is ReasoningPart => p.type === 'reasoning')
+  if (!kept.length) return parts
   if (
     echoed &&
     echoed.text !==

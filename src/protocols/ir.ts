@@ -488,6 +488,11 @@ export interface Request {
   storeItems?: boolean
   /** Responses `prompt_cache_key` / a client's cache hint, passed where the target has one. */
   cacheKey?: string
+  /**
+   * Chat clients: whose conversation it is ({@link CodecContext.carryScope}), which the reasoning
+   * of its answer of text alone is kept under (cm-common.ts `storeTextCarry`).
+   */
+  carryScope?: string
   /** An end-user id (`user`, `metadata.user_id`), passed where the target has one. */
   user?: string
 }
@@ -809,6 +814,12 @@ export interface CodecContext {
   /** Kept opaque state for protocols with no field to carry it (chat clients). */
   carry?: CarryStore
   /**
+   * Chat clients: whose conversation it is (the gateway key's agent, the project, the policy:
+   * daemon/router/proxy.ts), which the reasoning of an answer of text alone is kept under, beside
+   * its text (cm-common.ts `storeTextCarry`): one project's never goes into another's request.
+   */
+  carryScope?: string
+  /**
    * A Responses upstream's answer to a Responses client: the server that made it (its provider's
    * name and base URL, daemon/router/translated.ts `serverOf`), kept with the encrypted reasoning of
    * the items held for the client's `item_reference`s ({@link ReasoningPart.server}).
@@ -1086,27 +1097,51 @@ function unwrapped(clientFamily: Family, value: string): [Opaque, boolean] {
 const fromWrap = (p: ReasoningPart): boolean => !!(p.signature?.wrapped || p.redacted?.wrapped)
 
 /**
- * The request without the thinking of each assistant message that holds a thinking block signed
- * by a gwctl wrap: every reasoning part of that message whose state came in a wrap (its signed
- * thinking and its redacted thinking: a turn's thinking goes back whole or not at all), the parts
- * the gateway carried kept. Undefined when no message holds one. What a Messages upstream's
- * refusal of a signature (`` Invalid `signature` in `thinking` block ``) is sent again with, once:
- * a wrap written before stop 60 holds Anthropic's redacted data as a signature.
+ * The request without the thinking that came in gwctl's wraps (every reasoning part of a message
+ * whose state came in a wrap: its signed and its redacted thinking, a turn's thinking going back
+ * whole or not at all; the parts the gateway carried kept), in the assistant messages that a
+ * Messages upstream's refusal of a signature (`` messages.N.content.M: Invalid `signature` in
+ * `thinking` block ``) points at: those whose every Anthropic signature and redacted data is one
+ * of `named`, the values of the refused turn N as it was sent. Without `named` (words that name no turn): each
+ * message that holds a wrapped Anthropic signature but the last assistant message, the running
+ * tool loop's, whose wraps are of now (a wrap written before stop 60 holds redacted data as a
+ * signature, and reads as any other: it cannot be told by its value, nor by an empty text, which
+ * thinking shown as `omitted` also has). Undefined when nothing is left out. What such a refusal
+ * is sent again with.
  */
-export function withoutWrappedThinking(request: Request): Request | undefined {
+export function withoutWrappedThinking(request: Request, named?: ReadonlySet<string>): Request | undefined {
+  const last = request.messages.findLastIndex((m) => m.role === 'assistant')
+  const points = (m: Message, i: number): boolean =>
+    m.role === 'assistant' &&
+    (named
+      ? m.parts.some((p) => p.type === 'reasoning' && fromWrap(p)) && sentIn(m, named)
+      : i !== last &&
+        m.parts.some(
+          (p) => p.type === 'reasoning' && p.signature?.wrapped && p.signature.family === 'messages',
+        ))
   let changed = false
-  const messages = request.messages.map((m) => {
-    if (
-      m.role !== 'assistant' ||
-      !m.parts.some(
-        (p) => p.type === 'reasoning' && p.signature?.wrapped && p.signature.family === 'messages',
-      )
-    )
-      return m
+  const messages = request.messages.map((m, i) => {
+    if (!points(m, i)) return m
     changed = true
     return {...m, parts: m.parts.filter((p) => p.type !== 'reasoning' || !fromWrap(p))}
   })
   return changed ? {...request, messages} : undefined
+}
+
+/**
+ * Whether every Anthropic signature and redacted data of message `m` is one of `named` (a turn as
+ * sent): it is that turn's, or part of it. Every one, not any: a value may stand in two turns (a
+ * thinking of the same text, signed alike by a server that binds nothing).
+ */
+function sentIn(m: Message, named: ReadonlySet<string>): boolean {
+  let held = false
+  for (const p of m.parts) {
+    const opaque = p.type === 'reasoning' ? (p.redacted ?? p.signature) : undefined
+    if (opaque?.family !== 'messages' || opaque.value === '') continue
+    if (!named.has(opaque.value)) return false
+    held = true
+  }
+  return held
 }
 
 export const emptyUsage = (): Usage => ({

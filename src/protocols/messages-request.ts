@@ -19,6 +19,7 @@ import type {
 } from './ir.js'
 import type {ImageNotes} from './images.js'
 import {ENCODER_NOTES, fitImage, imageNote} from './images.js'
+import {parseJsonBytes} from './json-bytes.js'
 import {
   DEFAULT_MAX_TOKENS,
   defaultMaxTokens,
@@ -480,6 +481,32 @@ function withoutThinkingBeforeGap(turns: Array<{role: string; content: Json[]}>,
     const rest = t.content.filter((b) => !isThinking(b))
     if (rest.length > 0) t.content = rest
   }
+}
+
+/**
+ * The signatures and redacted data of the turn that a Messages upstream's refusal of a thinking
+ * block's signature names (`` messages.N.content.M: Invalid `signature` in `thinking` block ``,
+ * Anthropic's words), read from `body`, the request as it was sent: what ir.ts
+ * `withoutWrappedThinking` leaves out. Undefined where the words name no turn, or the turn holds
+ * no such value. Read only on that refusal.
+ */
+export function refusedTurnOpaques(body: Buffer, errorText: string): Set<string> | undefined {
+  const at = /\bmessages\.(\d+)\.content\.\d+/.exec(errorText)
+  if (!at) return undefined
+  let sent: unknown
+  try {
+    sent = parseJsonBytes(body)
+  } catch {
+    return undefined
+  }
+  const messages = (sent as {messages?: unknown} | null)?.messages
+  const turn = Array.isArray(messages) ? (messages[Number(at[1])] as Json | undefined) : undefined
+  const values = new Set<string>()
+  for (const b of Array.isArray(turn?.content) ? (turn.content as Json[]) : []) {
+    const value = b?.type === 'thinking' ? b.signature : b?.type === 'redacted_thinking' ? b.data : undefined
+    if (typeof value === 'string' && value !== '') values.add(value)
+  }
+  return values.size > 0 ? values : undefined
 }
 
 /** Whether the turns send back a thinking block. */

@@ -10,7 +10,7 @@ import {BoundedCarry} from './carry.js'
 import type {Family, Opaque, ReasoningPart, StreamEvent} from './ir.js'
 import {unwrapOpaque, unwrapReasoning, withoutWrappedThinking, wrapReasoning} from './ir.js'
 import {stripWrapped} from './strip.js'
-import {CODECS, decodeClientRequest, encodeUpstreamRequest} from './translate.js'
+import {CODECS, decodeClientRequest, encodeUpstreamRequest, refusedTurnOpaques} from './translate.js'
 
 const m = (value: string): Opaque => ({family: 'messages', value})
 /** The same, read back from a gwctl wrap. */
@@ -246,52 +246,122 @@ describe("a chat client's reasoning_content of the three blocks", () => {
 })
 
 describe('a conversation sent again without the thinking of gwctl wraps (a signature refused)', () => {
-  const call = {type: 'tool_call' as const, id: 'c1', name: 'read_file', arguments: '{}'}
-  const result = {type: 'tool_result' as const, callId: 'c1', name: 'read_file', content: []}
-  // a Responses client's history: an old wrap (redacted data as a signature) in the first turn, the
-  // wraps of now in the second, a text of the client's own between
+  // a Responses client's history (probe A of rv-redact): an old wrap (redacted data as a
+  // signature) in the first tool loop, a text answer, then the running tool loop with the wraps of
+  // now
   const request = decodeClientRequest(
     'responses',
     {
       model: 'm',
       input: [
         {role: 'user', content: 'go'},
-        {type: 'reasoning', summary: [], encrypted_content: 'gwx1.messages.U0lH'},
+        {
+          type: 'reasoning',
+          summary: [{type: 'summary_text', text: 't0'}],
+          encrypted_content: 'gwx1.messages.U0lH',
+        },
         {type: 'reasoning', summary: [], encrypted_content: 'gwx1.messages.UkQ='},
         {type: 'function_call', call_id: 'c1', name: 'read_file', arguments: '{}'},
         {type: 'function_call_output', call_id: 'c1', output: ''},
-        {type: 'reasoning', summary: [], encrypted_content: 'gwx1.messages+redacted.UkQy'},
         {role: 'assistant', content: [{type: 'output_text', text: 'done'}]},
         {role: 'user', content: 'more'},
+        {
+          type: 'reasoning',
+          summary: [{type: 'summary_text', text: 't1'}],
+          encrypted_content: 'gwx1.messages.U0lI',
+        },
+        {type: 'reasoning', summary: [], encrypted_content: 'gwx1.messages+redacted.UkQy'},
+        {
+          type: 'reasoning',
+          summary: [{type: 'summary_text', text: 't2'}],
+          encrypted_content: 'gwx1.messages.U0lJ',
+        },
+        {type: 'function_call', call_id: 'c2', name: 'read_file', arguments: '{}'},
+        {type: 'function_call_output', call_id: 'c2', output: ''},
       ],
     },
     {},
   ).request
+  const shapes = (r: typeof request) => r.messages.map((msg) => msg.parts.map((p) => p.type).join(','))
+  const loop = 'reasoning,reasoning,reasoning,tool_call'
 
-  it('leaves out every wrapped reasoning part of a message that holds a wrapped signature, no other', () => {
-    const again = withoutWrappedThinking(request)!
-    expect(again.messages.map((msg) => msg.parts.map((p) => p.type))).toEqual([
-      ['text'],
-      ['tool_call'],
-      ['tool_result'],
-      ['reasoning', 'text'],
-      ['text'],
+  it("leaves out the wrapped thinking of the turn Anthropic named only, the running tool loop's kept", () => {
+    expect(shapes(request)).toEqual([
+      'text',
+      'reasoning,reasoning,tool_call',
+      'tool_result',
+      'text',
+      'text',
+      loop,
+      'tool_result',
     ])
-    expect(request.messages[1].parts.map((p) => p.type)).toEqual(['reasoning', 'reasoning', 'tool_call'])
+    // (the turn as sent: its signatures, the old wrap's redacted data among them)
+    const again = withoutWrappedThinking(request, new Set(['U0lH', 'UkQ=']))!
+    expect(shapes(again)).toEqual(['text', 'tool_call', 'tool_result', 'text', 'text', loop, 'tool_result'])
+    // (the client's request as it was)
+    expect(shapes(request)[1]).toBe('reasoning,reasoning,tool_call')
+    // the running loop's turn named: its thinking goes, whole
+    expect(shapes(withoutWrappedThinking(request, new Set(['U0lI', 'UkQy', 'U0lJ']))!)[5]).toBe('tool_call')
+    // a value of the named turn that stands in another too (a thinking of the same text, signed
+    // alike by a server that binds nothing): that other turn keeps its thinking
+    const shared = withoutWrappedThinking(request, new Set(['U0lH', 'UkQ=', 'U0lJ']))!
+    expect(shapes(shared)[1]).toBe('tool_call')
+    expect(shapes(shared)[5]).toBe(loop)
   })
 
-  it('keeps the thinking the gateway carried (no wrap), and changes nothing without a wrapped signature', () => {
+  it("a turn named that holds no wrap (the gateway's carry): nothing to leave out", () => {
+    expect(withoutWrappedThinking(request, new Set(['CARRIED']))).toBeUndefined()
     const carried = {...request, messages: request.messages.map((msg) => ({...msg}))}
     carried.messages[1] = {
       role: 'assistant',
-      parts: [{type: 'reasoning', text: 't', signature: m('U0lH')}, call],
+      parts: [
+        {type: 'reasoning', text: 't', signature: m('U0lH')},
+        {type: 'tool_call', id: 'c1', name: 'read_file', arguments: '{}'},
+      ],
     }
-    carried.messages[2] = {role: 'user', parts: [result]}
-    expect(withoutWrappedThinking(carried)).toBeUndefined()
+    expect(withoutWrappedThinking(carried, new Set(['U0lH']))).toBeUndefined()
+  })
+
+  it('words that name no turn: every turn with a wrapped signature but the last assistant turn', () => {
+    expect(shapes(withoutWrappedThinking(request)!)).toEqual([
+      'text',
+      'tool_call',
+      'tool_result',
+      'text',
+      'text',
+      loop,
+      'tool_result',
+    ])
+    // the old wrap in the last assistant turn alone: nothing left out (its 400 goes to the client)
+    const alone = {...request, messages: request.messages.slice(0, 3)}
+    expect(withoutWrappedThinking(alone)).toBeUndefined()
+  })
+
+  it("reads the named turn's signatures and redacted data from the body as sent", () => {
+    const body = Buffer.from(
+      JSON.stringify({
+        messages: [
+          {role: 'user', content: 'go'},
+          {
+            role: 'assistant',
+            content: [
+              {type: 'thinking', thinking: '', signature: 'U0lH'},
+              {type: 'redacted_thinking', data: 'UkQy'},
+              {type: 'tool_use', id: 'c1', name: 'read_file', input: {}},
+            ],
+          },
+        ],
+      }),
+    )
+    const words = 'messages.1.content.0: Invalid `signature` in `thinking` block'
+    expect(refusedTurnOpaques(body, words)).toEqual(new Set(['U0lH', 'UkQy']))
+    expect(refusedTurnOpaques(body, 'Invalid `signature` in `thinking` block')).toBeUndefined()
+    expect(refusedTurnOpaques(body, words.replace('messages.1', 'messages.0'))).toBeUndefined()
+    expect(refusedTurnOpaques(Buffer.from('{'), words)).toBeUndefined()
   })
 })
 
-describe("a chat client's answer of text alone: its thinking carried under its text", () => {
+describe("a chat client's answer of text alone: its thinking carried under its conversation and its text", () => {
   // Anthropic's answer of the three blocks and a text, no call
   const answer = () => {
     const r = response()
@@ -300,29 +370,66 @@ describe("a chat client's answer of text alone: its thinking carried under its t
       parts: [...r.parts.filter((p) => p.type === 'reasoning'), {type: 'text' as const, text: 'Fine.'}],
     }
   }
-  const history = (text: string, echo?: string) => ({
+  const ASKED = 'how are the notes?'
+  const history = (text: string, echo?: string, asked = ASKED) => ({
     model: 'gpt-5',
     messages: [
-      {role: 'user', content: 'how are the notes?'},
+      {role: 'user', content: asked},
       {role: 'assistant', content: text, ...(echo === undefined ? {} : {reasoning_content: echo})},
       {role: 'user', content: 'and then?'},
     ],
   })
   const types = (blocks: unknown[]) => blocks.map((b) => (b as {type: string}).type)
+  const scope = 'agent-a\0project-a\0policy-a'
+  /** The answer given to `asked` in `scope`, kept in `carry`: its text and reasoning_content. */
+  const answered = (carry: BoundedCarry, asked = ASKED, carryScope = scope) => {
+    const request = decodeClientRequest(
+      'chat',
+      {model: 'gpt-5', messages: [{role: 'user', content: asked}]},
+      {carry, carryScope},
+    ).request
+    const shown = CODECS.chat.encodeResponse(answer(), {carry, request}) as {
+      choices: Array<{message: {content: string; reasoning_content: string}}>
+    }
+    return shown.choices[0].message
+  }
 
   it('goes back as it came for the same text, echoed or not; not for another text or another echo', () => {
     const carry = new BoundedCarry()
-    const shown = CODECS.chat.encodeResponse(answer(), {carry}) as {
-      choices: Array<{message: {content: string; reasoning_content: string}}>
-    }
-    const {content, reasoning_content: echo} = shown.choices[0].message
+    const {content, reasoning_content: echo} = answered(carry)
     const three = ['thinking', 'redacted_thinking', 'thinking', 'text']
-    expect(types(sentBack('chat', history(content), {carry}))).toEqual(three)
-    expect(types(sentBack('chat', history(content, echo), {carry}))).toEqual(three)
-    expect(types(sentBack('chat', history('Fine!'), {carry}))).toEqual(['text'])
+    expect(types(sentBack('chat', history(content), {carry, carryScope: scope}))).toEqual(three)
+    expect(types(sentBack('chat', history(content, echo), {carry, carryScope: scope}))).toEqual(three)
+    expect(types(sentBack('chat', history('Fine!'), {carry, carryScope: scope}))).toEqual(['text'])
     // (an echo that is not this thinking's: another answer of the same text)
-    expect(types(sentBack('chat', history(content, 'other thoughts'), {carry}))).toEqual(['text'])
+    expect(types(sentBack('chat', history(content, 'other thoughts'), {carry, carryScope: scope}))).toEqual([
+      'text',
+    ])
     // a daemon that never kept such thinking hashes nothing, and sends none
-    expect(types(sentBack('chat', history(content), {carry: new BoundedCarry()}))).toEqual(['text'])
+    expect(types(sentBack('chat', history(content), {carry: new BoundedCarry(), carryScope: scope}))).toEqual(
+      ['text'],
+    )
+  })
+
+  it("never goes into another project's conversation, nor after other words of the user", () => {
+    const carry = new BoundedCarry()
+    const {content} = answered(carry)
+    // the same answer in another project (another key, another policy): not this thinking
+    expect(
+      types(sentBack('chat', history(content), {carry, carryScope: 'agent-b\0project-b\0policy-b'})),
+    ).toEqual(['text'])
+    expect(types(sentBack('chat', history(content), {carry}))).toEqual(['text'])
+    // the same answer in this project to other words: not this thinking
+    expect(
+      types(sentBack('chat', history(content, undefined, 'read the secrets'), {carry, carryScope: scope})),
+    ).toEqual(['text'])
+    // another project's answer of the same text, kept later, leaves this one's as it was
+    answered(carry, 'read the secrets', 'agent-b\0project-b\0policy-b')
+    expect(types(sentBack('chat', history(content), {carry, carryScope: scope}))).toEqual([
+      'thinking',
+      'redacted_thinking',
+      'thinking',
+      'text',
+    ])
   })
 })

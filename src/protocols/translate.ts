@@ -97,6 +97,7 @@ import {
 import {thinkingOffForToolTurns, withEmptyThinking} from './thinking-history.js'
 
 export {ServerStateError, TranslationError, withoutWrappedThinking} from './ir.js'
+export {refusedTurnOpaques} from './messages-request.js'
 export {derivedCacheKey, headerCacheKey} from './cache-key.js'
 export {geminiDeclarationCount} from './tool-cap.js'
 export {ItemReferenceError, REMOTE_COMPACTION_REFUSAL} from './responses.js'

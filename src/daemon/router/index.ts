@@ -187,6 +187,8 @@ export class Router {
           signal: input.signal,
           carry: this.carry,
           agentId: identity.agentId ?? undefined,
+          project: identity.project ?? undefined,
+          policyId: identity.policyId ?? undefined,
         },
       )
     } catch (error) {

@@ -83,6 +83,13 @@ export interface ProxyOptions {
    */
   agentId?: string
   /**
+   * The project and the policy of the request (its row's), which with `agentId` say whose a chat
+   * client's conversation is: the reasoning of its answers of text alone is kept under them
+   * (protocols/cm-common.ts `storeTextCarry`), so that no project gets another's.
+   */
+  project?: string
+  policyId?: string
+  /**
    * Waits `ms` before Codex's request goes again after a 429 (./rate-limit.ts); default a timer.
    * Tests pass one that returns at once and records the waits asked for.
    */

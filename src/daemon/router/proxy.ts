@@ -150,9 +150,12 @@ const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
 /** Anthropic's refusal of a thinking block's signature (`messages.1.content.0: Invalid …`). */
 const INVALID_SIGNATURE = /Invalid \\?`signature\\?` in \\?`thinking\\?` block/
 
-/** The row's note on a request sent again without the thinking of gwctl's wraps. */
-const WITHOUT_WRAPS_NOTE =
-  "refused a thinking block's signature: sent again once without the thinking blocks of gwctl's wraps (one written before stop 60 held redacted thinking as a signature); nothing learned"
+/**
+ * The row's note on a request sent again without the thinking of gwctl's wraps of the turn the
+ * refusal named (`named`), or, its words naming none, of every turn but the last assistant turn.
+ */
+const withoutWrapsNote = (named: boolean): string =>
+  `refused a thinking block's signature: sent again without the thinking of gwctl's wraps ${named ? 'of the turn it named' : 'before the last assistant turn'} (a wrap written before stop 60 held redacted thinking as a signature); nothing learned`
 
 /** See src/protocols/strip.ts (kept here too: that module loads only when a body holds it). */
 const WRAPPED_MARKER = '"gwx1.'
@@ -244,10 +247,16 @@ interface TranslatedRequest {
   /** How many refused fields this request has gone again without. */
   adapted?: number
   /**
-   * It went again without the thinking of gwctl's wraps after a Messages upstream refused a
-   * signature (ir.ts `withoutWrappedThinking`): once a request.
+   * How many times it went again without the thinking of gwctl's wraps of a turn a Messages
+   * upstream refused the signature of (ir.ts `withoutWrappedThinking`): at most
+   * MAX_ADAPTATIONS_A_REQUEST a request, each time a turn more.
    */
-  withoutWraps?: true
+  withoutWraps?: number
+  /**
+   * The conversation encoded in place of the client's (its thinking of gwctl's wraps left out):
+   * encoded again so where a refusal teaches a rule.
+   */
+  conversation?: ClientRequest['request']
 }
 
 /**
@@ -1039,6 +1048,10 @@ export async function proxyRequest(
         carry,
         // (refused below for a target of another family)
         toResponses: family === 'responses',
+        // (whose conversation a chat client's is: its text answers' reasoning kept under it)
+        ...(family === 'chat' && carry
+          ? {carryScope: `${options.agentId ?? ''}\0${options.project ?? ''}\0${options.policyId ?? ''}`}
+          : {}),
       })
       // blocks no other family has, each sent as a line that says so (messages.ts): the row says which
       const leftOut = client.request.leftOut
@@ -1182,7 +1195,14 @@ export async function proxyRequest(
       learned: adaptations,
       upstreamModel: upstreamModelName,
     }
-    return {body, path, translation, sent, upstreamModel: upstreamModelName}
+    return {
+      body,
+      path,
+      translation,
+      sent,
+      upstreamModel: upstreamModelName,
+      ...(conversation ? {conversation} : {}),
+    }
   }
 
   /** Whether the client's body holds `defer_loading` or `tool_reference` (one byte search a request). */
@@ -1585,37 +1605,44 @@ export async function proxyRequest(
         // (the row says what was learned before what the encoding then left out)
         const at = adapted.length
         // (Codex's tools made plain for a Responses server stay plain: ./plain-tools.ts)
-        const again = await translateFor(target, model, !target.translate)
+        // (a conversation sent without some of gwctl's wraps stays without them)
+        const again = await translateFor(target, model, !target.translate, translated.conversation)
         if (again !== 'answered') {
           tried--
           adapted.splice(at, 0, `${provider.name} ${change}`)
           return tryTarget(i, model, again.body, credential, {
             ...again,
             adapted: (translated.adapted ?? 0) + 1,
+            withoutWraps: translated.withoutWraps,
           })
         }
       }
       // Anthropic's refusal of a thinking block's signature, in a conversation that holds thinking
       // gwctl wrapped for the client (one wrapped before stop 60 holds redacted data as a
-      // signature): sent again once without that thinking, nothing learned (the next request's
-      // wraps may be sound). The words searched only in a Messages upstream's 400.
+      // signature): sent again without the wrapped thinking of the turn its words name (the body
+      // as sent read for it), the running tool loop's kept; again for a turn more should the next
+      // refusal name another. Nothing learned (the next request's wraps may be sound). The words
+      // searched only in a Messages upstream's 400.
       if (
         !change &&
         provider.family === 'messages' &&
-        !translated.withoutWraps &&
+        (translated.withoutWraps ?? 0) < MAX_ADAPTATIONS_A_REQUEST &&
         typeof errorText === 'string' &&
         INVALID_SIGNATURE.test(errorText)
       ) {
         const [translate] = translationLoaded ?? (await loadTranslation())
-        const conversation = client && translate.withoutWrappedThinking(client.request)
+        const from = translated.conversation ?? client?.request
+        const named = translate.refusedTurnOpaques(body, errorText)
+        const conversation = from && translate.withoutWrappedThinking(from, named)
         const again = conversation && (await translateFor(target, model, !target.translate, conversation))
         if (again && again !== 'answered') {
           tried--
-          adapted.push(`${provider.name} ${WITHOUT_WRAPS_NOTE}`)
+          const note = `${provider.name} ${withoutWrapsNote(named !== undefined)}`
+          if (!adapted.includes(note)) adapted.push(note)
           return tryTarget(i, model, again.body, credential, {
             ...again,
             adapted: translated.adapted,
-            withoutWraps: true,
+            withoutWraps: (translated.withoutWraps ?? 0) + 1,
           })
         }
       }
