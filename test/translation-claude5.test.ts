@@ -153,11 +153,11 @@ describe('Opus 5.5: thinking bound to its conversation', {timeout: 60_000}, () =
       )
     // Gemini CLI sends back every answer's thought signature: the three earlier answers' thinking
     expect(sentBack(calls[7])).toHaveLength(3)
-    // a chat client keeps the thinking of its tool calls only (the gateway's carry, by the call),
-    // not of its text answers: the blocks before that gap are left out (from the start, as
-    // Anthropic allows), the newest one kept
-    expect(sentBack(calls[3])).toHaveLength(1)
-    expect(sentBack(calls[2])).toHaveLength(1)
+    // a chat client's thinking is kept by the gateway, of its tool calls (the carry, by the call)
+    // and of its text answers (by the answer's text in its conversation): every earlier answer's
+    // thinking goes back too, none left out
+    expect(sentBack(calls[3])).toHaveLength(3)
+    expect(sentBack(calls[2])).toHaveLength(2)
     const rows = await logRows('claude5-opus55', 8)
     expect(rows.map((r) => [r.status, r.error ?? null])).toEqual(Array.from({length: 8}, () => [200, null]))
   })
