@@ -34,6 +34,19 @@ import {withEmptyThinking} from './thinking-history.js'
 /** Anthropic's smallest thinking budget. */
 export const MIN_BUDGET = 1024
 
+/**
+ * A `max_tokens` beside thinking the client did not ask for, Anthropic's least budget (a model
+ * that takes thinking only on: `thinkingOff: least_budget`): raised by the budget where it is
+ * under twice the budget, so that the answer keeps at least the budget's room, or the room the
+ * client gave it (the budget is counted in `max_tokens`); also ../daemon/router/top-fields.ts
+ * `withLeastThinking` and ./translate.ts `leastThinking`.
+ */
+export const maxTokensBeside = (maxTokens: number): number =>
+  maxTokens < 2 * MIN_BUDGET ? maxTokens + MIN_BUDGET : maxTokens
+
+/** The sampling settings that do not go beside thinking (Kimi's thinking models take temperature 1 only). */
+export const SAMPLING_FIELDS: readonly string[] = ['temperature', 'top_p', 'top_k']
+
 /** Anthropic tool ids must match `^[a-zA-Z0-9_-]+$` (Kimi's `functions.f:0` does not). */
 const VALID_ID = /^[a-zA-Z0-9_-]+$/
 const toolId = (id: string): string =>
@@ -615,10 +628,13 @@ export function encodeMessagesRequest(
     // without signed thinking); a client that said nothing gets the model's own default
     if (off !== 'omit' && (request.reasoning?.disabled === true || forced || breaks))
       thinking = offFields(off)
+    // (a model that takes thinking only on, learned from a refusal of a body without it: the least
+    // budget, where the client said nothing too, as its note says)
+    else if (off === 'least_budget') thinking = offFields(off)
     // (the least budget is thinking: the answer keeps the room the client gave it, past the
     // budget, and no sampling setting goes beside it)
     if (off === 'least_budget' && thinking !== undefined) {
-      if (maxTokens <= MIN_BUDGET) maxTokens += MIN_BUDGET
+      maxTokens = maxTokensBeside(maxTokens)
       for (const k of Object.keys(sampling)) delete sampling[k]
     }
   }

@@ -84,7 +84,14 @@ import {
 } from './ir.js'
 import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {messagesCodec} from './messages.js'
-import {BLOCK_BINDING_BETA, forcedCallText, jsonAnswerTool, MIN_BUDGET} from './messages-request.js'
+import {
+  BLOCK_BINDING_BETA,
+  forcedCallText,
+  jsonAnswerTool,
+  maxTokensBeside,
+  MIN_BUDGET,
+  SAMPLING_FIELDS,
+} from './messages-request.js'
 import {responsesCodec} from './responses.js'
 import {inputItemType} from './responses-input.js'
 import {ChunkText} from './sse-template.js'
@@ -1237,7 +1244,8 @@ function unforcedMessagesChoice(body: Record<string, unknown>): void {
 
 /**
  * A passed-through body's thinking that is not on (`disabled`, `between_tools`, none) as `enabled`
- * with Anthropic's least budget, and a `max_tokens` at or under it raised by it, as
+ * with Anthropic's least budget, a `max_tokens` under twice it raised by it, and no sampling
+ * setting beside it, as
  * ../daemon/router/top-fields.ts `withLeastThinking` does in the bytes (a model that takes thinking
  * only on: Kimi's "invalid thinking: only type=enabled is allowed for this model").
  */
@@ -1245,7 +1253,8 @@ function leastThinking(body: Record<string, unknown>): void {
   const type = (body.thinking as {type?: unknown} | null | undefined)?.type
   if (type === 'enabled' || type === 'adaptive') return
   body.thinking = {type: 'enabled', budget_tokens: MIN_BUDGET}
-  if (typeof body.max_tokens === 'number' && body.max_tokens <= MIN_BUDGET) body.max_tokens += MIN_BUDGET
+  if (typeof body.max_tokens === 'number') body.max_tokens = maxTokensBeside(body.max_tokens)
+  for (const field of SAMPLING_FIELDS) delete body[field]
 }
 
 /** Anthropic's efforts, as the effort whose budget a `thinking.type: enabled` gets for them. */

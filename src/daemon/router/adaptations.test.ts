@@ -5765,6 +5765,64 @@ describe("Kimi's Anthropic endpoint, which takes thinking only on", () => {
       ).toBeUndefined()
   })
 
+  it("learns from Kimi's words after a relay's prefix, nothing from a pydantic echo of a user who pasted them", () => {
+    const litellm = `litellm.BadRequestError: AnthropicException - ${kimi}`
+    expect(new UpstreamAdaptations().learn('kimi', 'k', litellm, sentOfPassedMessages(body({})))).toMatch(
+      /^refused a request without thinking \(only enabled is allowed\)/,
+    )
+    const echo = JSON.stringify({
+      type: 'error',
+      error: {
+        message:
+          '1 validation error for MessagesRequest\nmessages.0.content\n  Value error [type=value_error, input_value="invalid thinking: only type=enabled is allowed for this model — why?", input_type=str]',
+      },
+    })
+    // (and FastAPI's list of errors, its `'input':` on the first line, after a colon)
+    const fastapi = JSON.stringify({
+      detail:
+        "[{'type': 'value_error', 'msg': 'Value error', 'input': 'invalid thinking: only type=enabled is allowed for this model'}]",
+    })
+    // (and a relay's quote of the request it failed, without a validator's marker)
+    const quoted = `upstream error: request {"messages":[{"role":"user","content":"invalid thinking: only type=enabled is allowed for this model?"}]} failed`
+    const a = new UpstreamAdaptations()
+    for (const text of [echo, fastapi, quoted])
+      expect(a.learn('vllm', 'qwen3-coder', text, sentOfPassedMessages(body({}))), text).toBeUndefined()
+    expect(a.get('vllm', 'qwen3-coder')).toBeUndefined()
+  })
+
+  it('a translated request that said nothing of thinking goes with the least budget once learned so (as the note says)', () => {
+    const learned: UpstreamAdaptation = {claude: {thinkingOff: 'least_budget'}}
+    const chat = decodeClientRequest(
+      'chat',
+      {model: 'k', messages: [{role: 'user', content: 'hi'}], max_tokens: 200},
+      {},
+    )
+    const sent = JSON.parse(
+      encodeUpstreamRequest(chat, 'messages', 'kimi-for-coding', {}, learned).body.toString(),
+    )
+    expect([sent.thinking, sent.max_tokens]).toEqual([{type: 'enabled', budget_tokens: 1024}, 1224])
+    // (a limit under twice the budget raised by it, the sampling settings left out)
+    const near = decodeClientRequest(
+      'chat',
+      {
+        model: 'k',
+        messages: [{role: 'user', content: 'hi'}],
+        max_tokens: 1100,
+        temperature: 0,
+        reasoning_effort: 'none',
+      },
+      {},
+    )
+    const out = JSON.parse(
+      encodeUpstreamRequest(near, 'messages', 'kimi-for-coding', {}, learned).body.toString(),
+    )
+    expect([out.thinking, out.max_tokens, out.temperature]).toEqual([
+      {type: 'enabled', budget_tokens: 1024},
+      2124,
+      undefined,
+    ])
+  })
+
   it('a passed-through body written again from its parse: the least budget, max_tokens above it, a forced call as auto', () => {
     const learned: UpstreamAdaptation = {claude: {thinkingOff: 'least_budget'}}
     const sent = JSON.parse(
@@ -5783,6 +5841,20 @@ describe("Kimi's Anthropic endpoint, which takes thinking only on", () => {
       {type: 'auto'},
     ])
     expect(JSON.stringify(sent.messages.at(-1))).toMatch(/call the tool T/)
+    // a limit under twice the budget raised by it (the answer keeps its room), no sampling setting
+    const near = JSON.parse(
+      adaptPassedMessages(
+        body({
+          max_tokens: 1100,
+          temperature: 0,
+          top_k: 40,
+          tool_choice: {type: 'any'},
+          tools: [{name: 'T', input_schema: {}}],
+        }),
+        learned,
+      ).toString(),
+    )
+    expect([near.max_tokens, near.temperature, near.top_k]).toEqual([2124, undefined, undefined])
     // one that thinks goes as it came
     const thinks = body({max_tokens: 8000, thinking: {type: 'enabled', budget_tokens: 4000}})
     expect(JSON.parse(adaptPassedMessages(thinks, learned).toString())).toEqual(thinks)

@@ -858,8 +858,14 @@ export function onlyMoreCuts(
   )
 }
 
-/** Kimi's refusal of thinking that is not on ("invalid thinking: only type=enabled is allowed for this model"). */
-const ONLY_ENABLED = /(?:^|: |- |["'])invalid thinking\W{0,3}only type\W{0,3}enabled\W{0,3}is allowed/i
+/**
+ * Kimi's refusal of thinking that is not on ("invalid thinking: only type=enabled is allowed for this
+ * model"), its words first, after a proxy's prefix, or as the `message` of the JSON a relay quotes
+ * (LiteLLM's "AnthropicException - {...}"); tested on the message without its echoes: a user who
+ * pasted these words, quoted back by a pydantic 400 (vLLM's, SGLang's), teaches nothing.
+ */
+const ONLY_ENABLED =
+  /^(?:[^\n]{0,80}?[:-] |[^\n]{0,200}?"message"\s*:\s*)?["']?invalid thinking\W{0,3}only type\W{0,3}enabled\W{0,3}is allowed/i
 
 /** A pydantic validation error's echo of the input it refused. */
 const ECHOES_INPUT = /['"]input['"]\s*:|input_value=|validation errors? for /i
@@ -1213,7 +1219,7 @@ function claudeLearned(
   if (
     sent.thinking === undefined &&
     known.claude?.thinkingOff !== 'least_budget' &&
-    ONLY_ENABLED.test(message)
+    ONLY_ENABLED.test(withoutEchoes(message))
   )
     return {
       next: {...known, forcedThinkingOff: undefined, claude: {...known.claude, thinkingOff: 'least_budget'}},

@@ -151,6 +151,15 @@ describe('withLeastThinking', () => {
       '{"thinking":{"type":"enabled","budget_tokens":1024},"max_tokens":2048}',
     )
   })
+  it('raises a max_tokens under twice the budget by it, and cuts the sampling settings', () => {
+    expect(
+      least('{"model":"m","max_tokens":1100,"temperature":0,"thinking":{"type":"disabled"},"top_k":40}'),
+    ).toBe('{"model":"m","max_tokens":2124,"thinking":{"type":"enabled","budget_tokens":1024}}')
+    expect(least('{"top_p":0.9,"model":"m","max_tokens":2048,"temperature":0.5}')).toBe(
+      '{"model":"m","max_tokens":2048,"thinking":{"type":"enabled","budget_tokens":1024}}',
+    )
+    expect(least('{"temperature":0}')).toBe('unsafe')
+  })
   it('leaves a body that thinks; the parse for a forced call, a name twice, a value that does not parse', () => {
     expect(least('{"thinking":{"type":"adaptive"},"max_tokens":100}')).toBeUndefined()
     expect(least('{"thinking":{"type":"enabled","budget_tokens":2000},"max_tokens":4000}')).toBeUndefined()

@@ -12,6 +12,7 @@
  */
 
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
+import {maxTokensBeside, MIN_BUDGET, SAMPLING_FIELDS} from '../../protocols/messages-request.js'
 import {inputItemType} from '../../protocols/responses-input.js'
 import {
   arrayElements,
@@ -175,16 +176,17 @@ export function reasoningRewritten(body: Buffer, rules: ReasoningRules): Buffer 
 }
 
 /** Anthropic's least thinking budget (../../protocols/messages-request.ts `MIN_BUDGET`). */
-const LEAST_BUDGET = 1024
-const LEAST_THINKING = Buffer.from(`{"type":"enabled","budget_tokens":${LEAST_BUDGET}}`)
+const LEAST_THINKING = Buffer.from(`{"type":"enabled","budget_tokens":${MIN_BUDGET}}`)
 
 /**
  * A Messages body passed through (Claude Code's helper call, its classifier's) to a model that
  * takes thinking only on (./adaptations.ts, `claude.thinkingOff: least_budget`: Kimi's "invalid
  * thinking: only type=enabled is allowed for this model"), with its `thinking` (`disabled`,
- * `between_tools`, or none) as `enabled` with Anthropic's least budget, and a `max_tokens` at or
- * under that budget raised by it (Anthropic's rule: the budget below `max_tokens`; the answer keeps
- * the room the client gave it), every other byte as it came (the server's prompt cache matches the
+ * `between_tools`, or none) as `enabled` with Anthropic's least budget, a `max_tokens` under twice
+ * that budget raised by it (Anthropic's rule: the budget below `max_tokens`; the answer keeps the
+ * room the client gave it, or the budget's), its sampling settings cut out (`temperature`, `top_p`,
+ * `top_k`: thinking takes none, Kimi's thinking models temperature 1 only), every other byte as it
+ * came (the server's prompt cache matches the
  * bytes of the turn before). Undefined when it thinks already (`enabled`, `adaptive`); `'unsafe'`
  * when the bytes cannot be changed so with certainty (a name twice, a value that does not parse,
  * no JSON object) or a forced `tool_choice` must go as `auto` with the call asked for in the prompt:
@@ -206,15 +208,19 @@ export function withLeastThinking(body: Buffer): Buffer | 'unsafe' | undefined {
     if (forced === 'any' || forced === 'tool') return 'unsafe'
     const type = thinking && (value(thinking) as {type?: unknown} | null)?.type
     if (type === 'enabled' || type === 'adaptive') return undefined
-    const edits: Edit[] = []
+    // (the sampling settings cut with their separators; thinking, when it is added, after the last
+    // member, whichever stays: a body of nothing else is written again from its parse)
+    const sampling = new Set(top.filter((m) => SAMPLING_FIELDS.includes(m.name)))
+    if (sampling.size === top.length) return 'unsafe'
+    const edits: Edit[] = sampling.size > 0 ? memberCuts(top, sampling) : []
     if (thinking) edits.push({from: thinking.value, to: thinking.end, bytes: LEAST_THINKING})
     else {
       const end = top.at(-1)!.end
       edits.push({from: end, to: end, bytes: Buffer.concat([Buffer.from(',"thinking":'), LEAST_THINKING])})
     }
     const tokens = max && value(max)
-    if (typeof tokens === 'number' && tokens <= LEAST_BUDGET)
-      edits.push({from: max!.value, to: max!.end, bytes: Buffer.from(String(tokens + LEAST_BUDGET))})
+    if (typeof tokens === 'number' && maxTokensBeside(tokens) !== tokens)
+      edits.push({from: max!.value, to: max!.end, bytes: Buffer.from(String(maxTokensBeside(tokens)))})
     return edited(body, edits)
   } catch {
     return 'unsafe'
