@@ -337,6 +337,28 @@ describe('a conversation sent again without the thinking of gwctl wraps (a signa
     expect(withoutWrappedThinking(alone)).toBeUndefined()
   })
 
+  it('a second refusal reaches every turn but the last assistant turn, a third that one too', () => {
+    // (named: a value no turn holds, as once the named turn is already without its wraps)
+    expect(shapes(withoutWrappedThinking(request, new Set(['GONE']), 'earlier')!)).toEqual(
+      shapes(withoutWrappedThinking(request)!),
+    )
+    expect(shapes(withoutWrappedThinking(request, new Set(['GONE']), 'all')!)).toEqual([
+      'text',
+      'tool_call',
+      'tool_result',
+      'text',
+      'text',
+      'tool_call',
+      'tool_result',
+    ])
+    const alone = {...request, messages: request.messages.slice(0, 3)}
+    expect(shapes(withoutWrappedThinking(alone, undefined, 'all')!)).toEqual([
+      'text',
+      'tool_call',
+      'tool_result',
+    ])
+  })
+
   it("reads the named turn's signatures and redacted data from the body as sent", () => {
     const body = Buffer.from(
       JSON.stringify({
