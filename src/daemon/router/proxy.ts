@@ -1422,11 +1422,19 @@ export async function proxyRequest(
      * that failed before its first byte): false to go on with the next target, or, with none
      * left (or fallbacks off), to have the proxy answer 502/504.
      */
-    const failed = (message: string, wentSilent: boolean, status?: number, answered?: true): false => {
-      // a 5xx/429 was counted when it came in; an answer of nothing is no failure of the target.
-      // Either way the usage the upstream billed (an empty answer's; a translated stream's usage
-      // chunk before it failed, its start held) stays the request's
+    const failed = (
+      message: string,
+      wentSilent: boolean,
+      status?: number,
+      answered?: true,
+      refused?: true,
+    ): false => {
+      // a 5xx/429 was counted when it came in; an answer of nothing is no failure of the target,
+      // nor is a request it refused by name (a first event's 401/403/404: relay.ts
+      // FailedBeforeFirstByte). Either way the usage the upstream billed (an empty answer's; a
+      // translated stream's usage chunk before it failed, its start held) stays the request's
       if (answered) target.breaker?.recordSuccess()
+      else if (refused) target.breaker?.release()
       else if (status === undefined || (status < 500 && status !== 429))
         target.breaker?.recordFailure(message)
       // (the try's own row, should it have one: the upstream's status where it answered or
@@ -2298,6 +2306,6 @@ export async function proxyRequest(
       return false
     }
     attempts.pop()
-    return failed(outcome.failedBeforeFirstByte, outcome.silent, status, outcome.answered)
+    return failed(outcome.failedBeforeFirstByte, outcome.silent, status, outcome.answered, outcome.refused)
   }
 }
