@@ -4,7 +4,7 @@
  * decoder reads it back as redacted, so that turn 2 sends Anthropic the `redacted_thinking` block
  * it gave, where it was.
  */
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
 import type {Family, Opaque, ReasoningPart, StreamEvent} from './ir.js'
@@ -431,6 +431,26 @@ describe("a chat client's answer of text alone: its thinking carried under its c
     expect(types(sentBack('chat', history(content), {carry: new BoundedCarry(), carryScope: scope}))).toEqual(
       ['text'],
     )
+  })
+
+  it("keeps a hash of the user's words, not the words: a pasted file is not held in the carry (rv-mends #3)", () => {
+    const carry = new BoundedCarry()
+    const set = vi.spyOn(carry, 'set')
+    const pasted = `Review this file:\n${'const line = 1\n'.repeat(4096)}`
+    const {content} = answered(carry, pasted)
+    const kept = JSON.stringify(set.mock.calls.map(([, parts]) => parts))
+    expect(kept).not.toContain('const line = 1')
+    expect(kept.length).toBeLessThan(4096)
+    // the same words still find it, other words do not
+    expect(types(sentBack('chat', history(content, undefined, pasted), {carry, carryScope: scope}))).toEqual([
+      'thinking',
+      'redacted_thinking',
+      'thinking',
+      'text',
+    ])
+    expect(
+      types(sentBack('chat', history(content, undefined, `${pasted}!`), {carry, carryScope: scope})),
+    ).toEqual(['text'])
   })
 
   it("never goes into another project's conversation, nor after other words of the user", () => {
