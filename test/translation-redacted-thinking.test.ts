@@ -297,6 +297,14 @@ describe('a conversation that holds an old wrap of redacted thinking', {timeout:
   })
 })
 
+/** The result Codex sends for the call of `answer`. */
+const resultOf = (answer: OpenAI.Responses.Response) => {
+  const call = answer.output.find(
+    (o) => o.type === 'function_call',
+  ) as OpenAI.Responses.ResponseFunctionToolCall
+  return {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
+}
+
 /** The block types of each assistant turn of a request Anthropic got. */
 const assistantTurns = (body: Record<string, any>): string[][] =>
   body.messages.filter((m: any) => m.role === 'assistant').map((m: any) => m.content.map((b: any) => b.type))
@@ -309,12 +317,6 @@ describe(
       await fresh()
       const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
       const ask = (input: any[]) => openai.responses.create(codexRequest(input))
-      const resultOf = (answer: OpenAI.Responses.Response) => {
-        const call = answer.output.find(
-          (o) => o.type === 'function_call',
-        ) as OpenAI.Responses.ResponseFunctionToolCall
-        return {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
-      }
       const first = await ask([{role: 'user', content: ASK}])
       // the history as Codex kept it from a gwctl before stop 60, the tool loop answered
       const history: any[] = [{role: 'user', content: ASK}, ...asOldWrap(first.output), resultOf(first)]
@@ -390,12 +392,6 @@ describe('four old-wrapped turns (the rv-mends probe)', {timeout: 90_000}, () =>
     await fresh()
     const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
     const ask = (input: any[]) => openai.responses.create(codexRequest(input))
-    const resultOf = (answer: OpenAI.Responses.Response) => {
-      const call = answer.output.find(
-        (o) => o.type === 'function_call',
-      ) as OpenAI.Responses.ResponseFunctionToolCall
-      return {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
-    }
     // four tool loops, each asked in its own words (so each turn's signatures differ), each call's
     // answer kept as a gwctl before stop 60 wrapped it (its text answer as now); the fourth running
     const history: any[] = []

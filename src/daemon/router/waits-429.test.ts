@@ -115,6 +115,19 @@ const askClaude = async (maxRetries = 2, stream = false) => {
     return error as InstanceType<typeof Anthropic.APIError>
   }
 }
+/** The text of the Anthropic SDK's streamed answer (no retries). */
+const streamedText = async (): Promise<string> => {
+  let text = ''
+  const stream = await claude(0).messages.create({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    stream: true,
+    messages: [{role: 'user', content: 'hi'}],
+  })
+  for await (const event of stream)
+    if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text
+  return text
+}
 /** An OpenAI SDK chat client's request: the error it throws (undefined: none). */
 const askChat = (maxRetries = 2) =>
   new OpenAI({baseURL: `${gateway.url}/v1`, apiKey: 'gw-key', maxRetries}).chat.completions
@@ -383,17 +396,7 @@ describe('a 200 whose body is an error named by a string code, translated', () =
           : {...responsesTarget('relayA', 'gpt-5', upstream.origin), translate: true, breaker}
       targets = [first, {...chatTarget('relayB', 'sim-pro', other.origin), translate: true}]
       answer = {status: 200, sse: true, body: sse()}
-      let text = ''
-      const stream = await claude(0).messages.create({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 64,
-        stream: true,
-        messages: [{role: 'user', content: 'hi'}],
-      })
-      for await (const event of stream)
-        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
-          text += event.delta.text
-      expect(text).toBe('done')
+      expect(await streamedText()).toBe('done')
       expect([calls, otherCalls]).toEqual([1, 1])
       expect(breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 0})
       expect(gateway.results[0]).toMatchObject({status: 200, provider: 'relayB', fallback: true})
@@ -440,16 +443,7 @@ describe('a 200 whose body is an error named by a string code, translated', () =
     expect(breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 0})
     // a correct request on a route whose only target is relayA (it once got a 503: circuit-broken)
     targets = [{...relayA, provider: {...relayA.provider, baseUrl: other.origin}}]
-    let text = ''
-    const stream = await claude(0).messages.create({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 64,
-      stream: true,
-      messages: [{role: 'user', content: 'hi'}],
-    })
-    for await (const event of stream)
-      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text
-    expect(text).toBe('done')
+    expect(await streamedText()).toBe('done')
   })
 
   it("a chat stream's first chunk naming model_not_found, the last target: a 404 to the Anthropic SDK's stream", async () => {
