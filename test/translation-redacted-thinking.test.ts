@@ -297,6 +297,14 @@ describe('a conversation that holds an old wrap of redacted thinking', {timeout:
   })
 })
 
+/** The result Codex sends for the call of `answer`. */
+const resultOf = (answer: OpenAI.Responses.Response) => {
+  const call = answer.output.find(
+    (o) => o.type === 'function_call',
+  ) as OpenAI.Responses.ResponseFunctionToolCall
+  return {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
+}
+
 /** The block types of each assistant turn of a request Anthropic got. */
 const assistantTurns = (body: Record<string, any>): string[][] =>
   body.messages.filter((m: any) => m.role === 'assistant').map((m: any) => m.content.map((b: any) => b.type))
@@ -309,12 +317,6 @@ describe(
       await fresh()
       const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
       const ask = (input: any[]) => openai.responses.create(codexRequest(input))
-      const resultOf = (answer: OpenAI.Responses.Response) => {
-        const call = answer.output.find(
-          (o) => o.type === 'function_call',
-        ) as OpenAI.Responses.ResponseFunctionToolCall
-        return {type: 'function_call_output', call_id: call.call_id, output: 'notes'}
-      }
       const first = await ask([{role: 'user', content: ASK}])
       // the history as Codex kept it from a gwctl before stop 60, the tool loop answered
       const history: any[] = [{role: 'user', content: ASK}, ...asOldWrap(first.output), resultOf(first)]
@@ -384,6 +386,55 @@ describe(
     })
   },
 )
+
+describe('four old-wrapped turns (the rv-mends probe)', {timeout: 90_000}, () => {
+  it('Codex: each retry reaches wider (the named turn, every turn but the last, every turn); the 400 never reaches the client', async () => {
+    await fresh()
+    const openai = new OpenAI({baseURL: `${gw.base}/v1`, apiKey: key(), maxRetries: 0})
+    const ask = (input: any[]) => openai.responses.create(codexRequest(input))
+    // four tool loops, each asked in its own words (so each turn's signatures differ), each call's
+    // answer kept as a gwctl before stop 60 wrapped it (its text answer as now); the fourth running
+    const history: any[] = []
+    for (let k = 1; k <= 4; k++) {
+      history.push({role: 'user', content: `Use the tool to read /tmp/notes-${k}.txt.`})
+      const answer = await ask(history)
+      history.push(...asOldWrap(answer.output), resultOf(answer))
+      if (k < 4) history.push(...(await ask(history)).output)
+    }
+    await messagesCalls()
+    rows = (await projectLogRows(gw.base, 'redacted-sonnet', 0)).length
+    const last = await ask(history)
+    expect(last.status).toBe('completed')
+    const calls = await messagesCalls()
+    // (each assistant turn's thinking blocks: a call's, its text answer's (none: a text answer's
+    // thinking is not sent back after a user message), ...; the running loop's last)
+    const thinking = (body: Record<string, any>) =>
+      assistantTurns(body).map((t) => t.filter((b) => b.endsWith('thinking')).length)
+    // refused (the first loop's call named), again without its thinking; refused (the second's),
+    // again without every turn's but the running loop's; refused (its own), again without any
+    expect(calls.map(thinking)).toEqual([
+      [3, 0, 3, 0, 3, 0, 3],
+      [0, 0, 3, 0, 3, 0, 3],
+      [0, 0, 0, 0, 0, 0, 3],
+      [0, 0, 0, 0, 0, 0, 0],
+    ])
+    const logged = await projectLogRows(gw.base, 'redacted-sonnet', rows + 1)
+    expect(logged.at(-1)!.status).toBe(200)
+    expect(logged.at(-1)!.error).toMatch(/wraps of the turn it named/)
+    expect(logged.at(-1)!.error).toMatch(/wraps before the last assistant turn/)
+    expect(logged.at(-1)!.error).toMatch(/wraps of every turn/)
+    // the next loop, asked with the wraps of now: two refusals, its own thinking kept, thinking on
+    history.push(...last.output, {role: 'user', content: 'Use the tool to read /tmp/notes-5.txt.'})
+    const fifth = await ask(history)
+    history.push(...fifth.output, resultOf(fifth))
+    await messagesCalls()
+    expect((await ask(history)).status).toBe('completed')
+    const next = await messagesCalls()
+    expect(next).toHaveLength(3)
+    expect(assistantTurns(next[2]).at(-1)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'tool_use'])
+    expect(next[2].thinking?.type).toBe('adaptive')
+  })
+})
 
 describe("a chat client's answer of text alone", {timeout: 60_000}, () => {
   for (const stream of [false, true])

@@ -228,6 +228,13 @@ const textKey = (scope: string | undefined, text: string): string =>
   `text:${hash('sha256', scope === undefined ? text : `${scope}\0${text}`, 'base64url')}`
 
 /**
+ * What a text answer's entry keeps of the user's words it answered: a SHA-256 of them, not the
+ * words (a pasted file, an XML-tool client's tool result sent as user text: each entry held it
+ * whole, counted against the carry's 64 MB; rv-mends #3). Hashed at each store, and on a hit.
+ */
+const wordsHash = (words: string): string => hash('sha256', words, 'base64url')
+
+/**
  * The text of the user's last words among `messages` (the last user message that holds text: a
  * turn of tool results alone is none), what an answer of text alone answered: kept beside its
  * reasoning, and matched when the client sends the answer back.
@@ -247,7 +254,7 @@ export function userWords(messages: readonly Message[]): string {
  * Gemini signature; not a chat server's own, which goes back as the client echoes it), kept under
  * a hash of whose conversation it is (`request.carryScope`: the key's agent, the project, the
  * policy) and of its text, which the client sends back as its assistant message's `content`, with
- * the user's last words it answered beside it, as a text part after the reasoning
+ * a hash of the user's last words it answered beside it, as a text part after the reasoning
  * ({@link applyTextCarry}). Nothing for an empty text.
  */
 export function storeTextCarry(
@@ -257,7 +264,7 @@ export function storeTextCarry(
   request: Request | undefined,
 ): void {
   if (!carry || text === '' || !reasoning.some((p) => foreign(p, 'chat'))) return
-  const said: TextPart = {type: 'text', text: request ? userWords(request.messages) : ''}
+  const said: TextPart = {type: 'text', text: wordsHash(request ? userWords(request.messages) : '')}
   carry.set(textKey(request?.carryScope, text), [...reasoning, said])
   textCarries.add(carry)
 }
@@ -288,7 +295,7 @@ export function applyTextCarry(
   if (text === '') return parts
   const entry = carry.get(textKey(scope, text))
   const answered = entry?.at(-1)
-  if (answered?.type !== 'text' || answered.text !== said()) return parts
+  if (answered?.type !== 'text' || answered.text !== wordsHash(said())) return parts
   const kept = entry!.filter((p): p is ReasoningPart => p.type === 'reasoning')
   if (!kept.length) return parts
   if (

@@ -1097,28 +1097,44 @@ function unwrapped(clientFamily: Family, value: string): [Opaque, boolean] {
 const fromWrap = (p: ReasoningPart): boolean => !!(p.signature?.wrapped || p.redacted?.wrapped)
 
 /**
+ * How far {@link withoutWrappedThinking} reaches: `turn`, the turn a refusal named alone; `earlier`,
+ * every turn but the last assistant turn (the running tool loop's, whose wraps are of now) besides;
+ * `all`, that one too.
+ */
+export type WrapReach = 'turn' | 'earlier' | 'all'
+
+/**
  * The request without the thinking that came in gwctl's wraps (every reasoning part of a message
  * whose state came in a wrap: its signed and its redacted thinking, a turn's thinking going back
  * whole or not at all; the parts the gateway carried kept), in the assistant messages that a
  * Messages upstream's refusal of a signature (`` messages.N.content.M: Invalid `signature` in
  * `thinking` block ``) points at: those whose every Anthropic signature and redacted data is one
- * of `named`, the values of the refused turn N as it was sent. Without `named` (words that name no turn): each
- * message that holds a wrapped Anthropic signature but the last assistant message, the running
- * tool loop's, whose wraps are of now (a wrap written before stop 60 holds redacted data as a
+ * of `named`, the values of the refused turn N as it was sent; and, as `reach` widens (a request's
+ * second refusal, then its third: Anthropic names the first bad block only, and a history may hold
+ * more old wraps than a request has retries), each message that holds a wrapped Anthropic
+ * signature but the last assistant message, then that one too. Without `named` (words that name
+ * no turn) the reach is `earlier` at least (a wrap written before stop 60 holds redacted data as a
  * signature, and reads as any other: it cannot be told by its value, nor by an empty text, which
  * thinking shown as `omitted` also has). Undefined when nothing is left out. What such a refusal
  * is sent again with.
  */
-export function withoutWrappedThinking(request: Request, named?: ReadonlySet<string>): Request | undefined {
+export function withoutWrappedThinking(
+  request: Request,
+  named?: ReadonlySet<string>,
+  reach: WrapReach = 'turn',
+): Request | undefined {
   const last = request.messages.findLastIndex((m) => m.role === 'assistant')
+  const wide = named ? reach : reach === 'turn' ? 'earlier' : reach
   const points = (m: Message, i: number): boolean =>
     m.role === 'assistant' &&
-    (named
-      ? m.parts.some((p) => p.type === 'reasoning' && fromWrap(p)) && sentIn(m, named)
-      : i !== last &&
+    ((named !== undefined &&
+      m.parts.some((p) => p.type === 'reasoning' && fromWrap(p)) &&
+      sentIn(m, named)) ||
+      (wide !== 'turn' &&
+        (i !== last || wide === 'all') &&
         m.parts.some(
           (p) => p.type === 'reasoning' && p.signature?.wrapped && p.signature.family === 'messages',
-        ))
+        )))
   let changed = false
   const messages = request.messages.map((m, i) => {
     if (!points(m, i)) return m

@@ -4,7 +4,7 @@
  * decoder reads it back as redacted, so that turn 2 sends Anthropic the `redacted_thinking` block
  * it gave, where it was.
  */
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
 import type {Family, Opaque, ReasoningPart, StreamEvent} from './ir.js'
@@ -337,6 +337,28 @@ describe('a conversation sent again without the thinking of gwctl wraps (a signa
     expect(withoutWrappedThinking(alone)).toBeUndefined()
   })
 
+  it('a second refusal reaches every turn but the last assistant turn, a third that one too', () => {
+    // (named: a value no turn holds, as once the named turn is already without its wraps)
+    expect(shapes(withoutWrappedThinking(request, new Set(['GONE']), 'earlier')!)).toEqual(
+      shapes(withoutWrappedThinking(request)!),
+    )
+    expect(shapes(withoutWrappedThinking(request, new Set(['GONE']), 'all')!)).toEqual([
+      'text',
+      'tool_call',
+      'tool_result',
+      'text',
+      'text',
+      'tool_call',
+      'tool_result',
+    ])
+    const alone = {...request, messages: request.messages.slice(0, 3)}
+    expect(shapes(withoutWrappedThinking(alone, undefined, 'all')!)).toEqual([
+      'text',
+      'tool_call',
+      'tool_result',
+    ])
+  })
+
   it("reads the named turn's signatures and redacted data from the body as sent", () => {
     const body = Buffer.from(
       JSON.stringify({
@@ -409,6 +431,26 @@ describe("a chat client's answer of text alone: its thinking carried under its c
     expect(types(sentBack('chat', history(content), {carry: new BoundedCarry(), carryScope: scope}))).toEqual(
       ['text'],
     )
+  })
+
+  it("keeps a hash of the user's words, not the words: a pasted file is not held in the carry (rv-mends #3)", () => {
+    const carry = new BoundedCarry()
+    const set = vi.spyOn(carry, 'set')
+    const pasted = `Review this file:\n${'const line = 1\n'.repeat(4096)}`
+    const {content} = answered(carry, pasted)
+    const kept = JSON.stringify(set.mock.calls.map(([, parts]) => parts))
+    expect(kept).not.toContain('const line = 1')
+    expect(kept.length).toBeLessThan(4096)
+    // the same words still find it, other words do not
+    expect(types(sentBack('chat', history(content, undefined, pasted), {carry, carryScope: scope}))).toEqual([
+      'thinking',
+      'redacted_thinking',
+      'thinking',
+      'text',
+    ])
+    expect(
+      types(sentBack('chat', history(content, undefined, `${pasted}!`), {carry, carryScope: scope})),
+    ).toEqual(['text'])
   })
 
   it("never goes into another project's conversation, nor after other words of the user", () => {

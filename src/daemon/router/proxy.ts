@@ -117,7 +117,7 @@ import type {Translation} from './translated.js'
 import type * as TranslatedModuleNs from './translated.js'
 import type * as TranslateModuleNs from '../../protocols/translate.js'
 import type {ClientRequest, SentRequest} from '../../protocols/translate.js'
-import type {CodecContext, Family} from '../../protocols/ir.js'
+import type {CodecContext, Family, WrapReach} from '../../protocols/ir.js'
 import {parseJsonBytes} from '../../protocols/json-bytes.js'
 import {mayHoldMediaInResults, withMediaOutOfOutputs} from '../../protocols/media-out-of-results.js'
 import {holdsNullType} from '../../protocols/null-type-bytes.js'
@@ -151,11 +151,15 @@ const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
 const INVALID_SIGNATURE = /Invalid \\?`signature\\?` in \\?`thinking\\?` block/
 
 /**
- * The row's note on a request sent again without the thinking of gwctl's wraps of the turn the
- * refusal named (`named`), or, its words naming none, of every turn but the last assistant turn.
+ * The row's note on a request sent again without the thinking of gwctl's wraps: of the turn the
+ * refusal named (`turn`), of every turn but the last assistant turn besides (`earlier`: words that
+ * name none, or a request's second refusal), of every turn (`all`: its third).
  */
-const withoutWrapsNote = (named: boolean): string =>
-  `refused a thinking block's signature: sent again without the thinking of gwctl's wraps ${named ? 'of the turn it named' : 'before the last assistant turn'} (a wrap written before stop 60 held redacted thinking as a signature); nothing learned`
+const withoutWrapsNote = (reach: WrapReach): string =>
+  `refused a thinking block's signature: sent again without the thinking of gwctl's wraps ${reach === 'turn' ? 'of the turn it named' : reach === 'earlier' ? 'before the last assistant turn' : 'of every turn'} (a wrap written before stop 60 held redacted thinking as a signature); nothing learned`
+
+/** How far each retry of a refused signature reaches, the request's first, second and third. */
+const WRAP_REACHES: readonly WrapReach[] = ['turn', 'earlier', 'all']
 
 /** See src/protocols/strip.ts (kept here too: that module loads only when a body holds it). */
 const WRAPPED_MARKER = '"gwx1.'
@@ -247,9 +251,10 @@ interface TranslatedRequest {
   /** How many refused fields this request has gone again without. */
   adapted?: number
   /**
-   * How many times it went again without the thinking of gwctl's wraps of a turn a Messages
-   * upstream refused the signature of (ir.ts `withoutWrappedThinking`): at most
-   * MAX_ADAPTATIONS_A_REQUEST a request, each time a turn more.
+   * How many times it went again without the thinking of gwctl's wraps after a Messages upstream
+   * refused a signature (ir.ts `withoutWrappedThinking`): at most MAX_ADAPTATIONS_A_REQUEST a
+   * request, each time reaching wider (WRAP_REACHES: the named turn, every turn but the last
+   * assistant turn, every turn).
    */
   withoutWraps?: number
   /**
@@ -1417,11 +1422,19 @@ export async function proxyRequest(
      * that failed before its first byte): false to go on with the next target, or, with none
      * left (or fallbacks off), to have the proxy answer 502/504.
      */
-    const failed = (message: string, wentSilent: boolean, status?: number, answered?: true): false => {
-      // a 5xx/429 was counted when it came in; an answer of nothing is no failure of the target.
-      // Either way the usage the upstream billed (an empty answer's; a translated stream's usage
-      // chunk before it failed, its start held) stays the request's
+    const failed = (
+      message: string,
+      wentSilent: boolean,
+      status?: number,
+      answered?: true,
+      refused?: true,
+    ): false => {
+      // a 5xx/429 was counted when it came in; an answer of nothing is no failure of the target,
+      // nor is a request it refused by name (a first event's 401/403/404: relay.ts
+      // FailedBeforeFirstByte). Either way the usage the upstream billed (an empty answer's; a
+      // translated stream's usage chunk before it failed, its start held) stays the request's
       if (answered) target.breaker?.recordSuccess()
+      else if (refused) target.breaker?.release()
       else if (status === undefined || (status < 500 && status !== 429))
         target.breaker?.recordFailure(message)
       // (the try's own row, should it have one: the upstream's status where it answered or
@@ -1620,9 +1633,11 @@ export async function proxyRequest(
       // Anthropic's refusal of a thinking block's signature, in a conversation that holds thinking
       // gwctl wrapped for the client (one wrapped before stop 60 holds redacted data as a
       // signature): sent again without the wrapped thinking of the turn its words name (the body
-      // as sent read for it), the running tool loop's kept; again for a turn more should the next
-      // refusal name another. Nothing learned (the next request's wraps may be sound). The words
-      // searched only in a Messages upstream's 400.
+      // as sent read for it), the running tool loop's kept; should the next refusal name another,
+      // without every turn's but the last assistant turn's; on a third, without that one's too
+      // (Anthropic names the first bad block only: any number of old turns in 3 retries). Nothing
+      // learned (the next request's wraps may be sound). The words searched only in a Messages
+      // upstream's 400.
       if (
         !change &&
         provider.family === 'messages' &&
@@ -1633,16 +1648,23 @@ export async function proxyRequest(
         const [translate] = translationLoaded ?? (await loadTranslation())
         const from = translated.conversation ?? client?.request
         const named = translate.refusedTurnOpaques(body, errorText)
-        const conversation = from && translate.withoutWrappedThinking(from, named)
+        // (the named turn, and wider on each refusal more: the first reach that leaves one out)
+        let reach: WrapReach | undefined
+        let conversation: ClientRequest['request'] | undefined
+        for (reach of WRAP_REACHES.slice(translated.withoutWraps ?? 0)) {
+          conversation = from && translate.withoutWrappedThinking(from, named, reach)
+          if (conversation) break
+        }
         const again = conversation && (await translateFor(target, model, !target.translate, conversation))
-        if (again && again !== 'answered') {
+        if (again && again !== 'answered' && reach) {
           tried--
-          const note = `${provider.name} ${withoutWrapsNote(named !== undefined)}`
+          const wide = named || reach !== 'turn' ? reach : 'earlier'
+          const note = `${provider.name} ${withoutWrapsNote(wide)}`
           if (!adapted.includes(note)) adapted.push(note)
           return tryTarget(i, model, again.body, credential, {
             ...again,
             adapted: translated.adapted,
-            withoutWraps: (translated.withoutWraps ?? 0) + 1,
+            withoutWraps: WRAP_REACHES.indexOf(reach) + 1,
           })
         }
       }
@@ -2284,6 +2306,6 @@ export async function proxyRequest(
       return false
     }
     attempts.pop()
-    return failed(outcome.failedBeforeFirstByte, outcome.silent, status, outcome.answered)
+    return failed(outcome.failedBeforeFirstByte, outcome.silent, status, outcome.answered, outcome.refused)
   }
 }

@@ -323,6 +323,11 @@ export interface FailedBeforeFirstByte {
    * with nothing the client can use: the next target is tried, the breaker not told of a failure.
    */
   answered?: true
+  /**
+   * The upstream refused the request by name (a first event's 401, 403 or 404 in a 200:
+   * translated.ts `earlyError`): the next target is tried, the breaker not told of a failure.
+   */
+  refused?: true
 }
 
 /**

@@ -1073,17 +1073,25 @@ function earlyError(
     : ''
   const message = `${upstreamNamed(provider, family)}: ${early.message}${spent}`
   // (a failed finish is the model's answer, as it was once the stream had begun: the client gets
-  // the 502, the breaker is not told, no other target is tried.) A first event naming a key or a
-  // model the server refuses (`invalid_api_key`, `model_not_found`: a 401, 403 or 404 by
-  // ../../protocols/errors.ts `namedStatus`) in a 200 is what a relay says of its own upstream,
-  // which another target may not share: the next target when there is one, the breaker told (it
-  // was a 502 that did so until waits61 named it), else that status, the request's last answer
-  const refused = early.status === 401 || early.status === 403 || early.status === 404
-  const failure =
+  // the 502, the breaker is not told, no other target is tried.) A first event naming a key the
+  // server refuses (`invalid_api_key`: a 401 or 403 by ../../protocols/errors.ts `namedStatus`) in
+  // a 200 is what a relay says of its own upstream, which another target may not share: the next
+  // target when there is one. So is a model it does not know (`model_not_found`, a 404) where the
+  // target names its own model; where it passes the client's, the client's typo is the answer, as
+  // the same 404 with its status is. Neither tells the breaker of a failure (a request is refused,
+  // not the provider down: as a 401 or 404 with its status; rv-mends #2)
+  const upstreamFailed = !early.answered && (early.truncated || early.status >= 500 || early.status === 429)
+  const refused =
     !early.answered &&
-    (early.truncated || early.status >= 500 || early.status === 429 || (refused && ctx.canFallBack === true))
+    (early.status === 401 || early.status === 403 || (early.status === 404 && target.model !== undefined))
   body.destroy()
-  if (failure && ctx.canFallBack) return {failedBeforeFirstByte: message, silent: false}
+  if (ctx.canFallBack && (upstreamFailed || refused))
+    return {
+      failedBeforeFirstByte: message,
+      silent: false,
+      ...(upstreamFailed ? {} : {refused: true as const}),
+    }
+  const failure = upstreamFailed
   result.status = early.status
   result.error = message
   result.ttfbMs = performance.now() - ctx.started

@@ -115,6 +115,19 @@ const askClaude = async (maxRetries = 2, stream = false) => {
     return error as InstanceType<typeof Anthropic.APIError>
   }
 }
+/** The text of the Anthropic SDK's streamed answer (no retries). */
+const streamedText = async (): Promise<string> => {
+  let text = ''
+  const stream = await claude(0).messages.create({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    stream: true,
+    messages: [{role: 'user', content: 'hi'}],
+  })
+  for await (const event of stream)
+    if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text
+  return text
+}
 /** An OpenAI SDK chat client's request: the error it throws (undefined: none). */
 const askChat = (maxRetries = 2) =>
   new OpenAI({baseURL: `${gateway.url}/v1`, apiKey: 'gw-key', maxRetries}).chat.completions
@@ -374,7 +387,7 @@ describe('a 200 whose body is an error named by a string code, translated', () =
         })}\n\n`,
     ],
   ])(
-    "%s's first event naming %s on the first of two targets: the second's answer, the first's breaker told",
+    "%s's first event naming %s on the first of two targets: the second's answer, the first's breaker not told",
     async (_, code, sse) => {
       const breaker = new CircuitBreaker('relayA')
       const first: ProxyTarget =
@@ -383,25 +396,55 @@ describe('a 200 whose body is an error named by a string code, translated', () =
           : {...responsesTarget('relayA', 'gpt-5', upstream.origin), translate: true, breaker}
       targets = [first, {...chatTarget('relayB', 'sim-pro', other.origin), translate: true}]
       answer = {status: 200, sse: true, body: sse()}
-      let text = ''
-      const stream = await claude(0).messages.create({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 64,
-        stream: true,
-        messages: [{role: 'user', content: 'hi'}],
-      })
-      for await (const event of stream)
-        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
-          text += event.delta.text
-      expect(text).toBe('done')
+      expect(await streamedText()).toBe('done')
       expect([calls, otherCalls]).toEqual([1, 1])
-      expect(breaker.snapshot()).toMatchObject({consecutiveFailures: 1})
+      expect(breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 0})
       expect(gateway.results[0]).toMatchObject({status: 200, provider: 'relayB', fallback: true})
       expect(String(gateway.results[0]?.error)).toContain(
         code === 'model_not_found' ? 'No such model' : 'Incorrect API key',
       )
     },
   )
+
+  it("a client's model typo on targets that pass the client's model: its 404 at once, every time, and no breaker opens (rv-mends #2)", async () => {
+    const breaker = new CircuitBreaker('relayA')
+    // (two relays that take the client's model, as a target with no `model` passes it)
+    const relayA: ProxyTarget = {
+      ...chatTarget('relayA', '', upstream.origin),
+      model: undefined,
+      translate: true,
+      breaker,
+    }
+    targets = [relayA, {...chatTarget('relayB', '', other.origin), model: undefined, translate: true}]
+    answer = {
+      status: 200,
+      sse: true,
+      body: `data: ${said('model_not_found', 'The model `claude-sonet-4` does not exist')}\n\n`,
+    }
+    for (let k = 0; k < 5; k++) {
+      const error = await claude(0)
+        .messages.create({
+          model: 'claude-sonet-4',
+          max_tokens: 64,
+          stream: true,
+          messages: [{role: 'user', content: 'hi'}],
+        })
+        .then(
+          async (stream) => {
+            for await (const _ of stream) void _
+          },
+          (e: unknown) => e as InstanceType<typeof Anthropic.APIError>,
+        )
+      expect(error).toBeInstanceOf(Anthropic.NotFoundError)
+      expect(error?.message).toContain('claude-sonet-4')
+    }
+    // one call a request, the second relay never asked
+    expect([calls, otherCalls]).toEqual([5, 0])
+    expect(breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 0})
+    // a correct request on a route whose only target is relayA (it once got a 503: circuit-broken)
+    targets = [{...relayA, provider: {...relayA.provider, baseUrl: other.origin}}]
+    expect(await streamedText()).toBe('done')
+  })
 
   it("a chat stream's first chunk naming model_not_found, the last target: a 404 to the Anthropic SDK's stream", async () => {
     targets = relay()
