@@ -210,17 +210,14 @@ export function isZaiApi(baseUrl: string): boolean {
   return /^https:\/\/(?:api\.z\.ai|open\.bigmodel\.cn)(?:[:/?#]|$)/i.test(baseUrl)
 }
 
-const zai = new WeakMap<object, boolean>()
+/** {@link isZaiApi}'s hosts, by host name and memoized per base URL ({@link byHost}). */
+const zaiHost = byHost((host) => host === 'api.z.ai' || host === 'open.bigmodel.cn')
 
 /**
- * {@link isZaiApi} of a provider's base URL, found once per provider (the routing engine keeps its
- * providers' objects from one request to the next): a map lookup for every later request.
+ * Whether a provider is Z.AI's or BigModel's API ({@link isZaiApi}), found once per base URL: a
+ * map lookup for every later request.
  */
-export function zaiProvider(provider: {baseUrl: string}): boolean {
-  let known = zai.get(provider)
-  if (known === undefined) zai.set(provider, (known = isZaiApi(provider.baseUrl)))
-  return known
-}
+export const zaiProvider = (provider: {baseUrl: string}): boolean => zaiHost(provider.baseUrl)
 
 /**
  * Whether GLM `model` (GLM-4.6, 4.7, 5.x and later, any case, any `vendor/` prefix) streams a tool
